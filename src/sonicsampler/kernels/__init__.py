@@ -1,0 +1,1 @@
+"""@triton.jit code only: no allocation, no validation, no host decisions."""

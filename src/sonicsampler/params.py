@@ -23,6 +23,14 @@ def _is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+def _is_finite(v) -> bool:
+    """math.isfinite, except that a number too large for a float (e.g. 10**400) counts as not finite."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """One request's sampling options.
@@ -68,7 +76,7 @@ class SamplingParams:
             raise InvalidParameterError(name, f"{why}, got {getattr(self, name)!r}", request)
 
         t = self.temperature
-        if not _is_real(t) or not math.isfinite(t) or t < 0:
+        if not _is_real(t) or not _is_finite(t) or t < 0:
             bad("temperature", "must be a finite number >= 0 (0 = greedy)")
         if not _is_int(self.top_k) or self.top_k < 0:
             bad("top_k", "must be an integer >= 0 (0 = off)")
@@ -79,7 +87,7 @@ class SamplingParams:
         if not _is_real(m) or not (0.0 <= m <= 1.0):
             bad("min_p", "must be a number in [0, 1] (0 = off)")
         r = self.repetition_penalty
-        if not _is_real(r) or not math.isfinite(r) or r <= 0:
+        if not _is_real(r) or not _is_finite(r) or r <= 0:
             bad("repetition_penalty", "must be a finite number > 0 (1 = off)")
         for name in ("frequency_penalty", "presence_penalty"):
             v = getattr(self, name)
@@ -94,7 +102,7 @@ class SamplingParams:
                 if vocab_size is not None and tok >= vocab_size:
                     raise InvalidParameterError(
                         "logit_bias", f"token id {tok} is outside the vocabulary of size {vocab_size}", request)
-                if not _is_real(b) or math.isnan(b) or b == math.inf:
+                if not _is_real(b) or not (_is_finite(b) or b == -math.inf):
                     raise InvalidParameterError(
                         "logit_bias", f"bias of token {tok} must be finite or -inf, got {b!r}", request)
         s = self.seed
@@ -117,7 +125,7 @@ class SamplingParams:
         """The seed as an unsigned 64-bit integer (the Philox key). Requires a resolved seed."""
         if self.seed is None:
             raise InvalidParameterError("seed", "is None: call resolved() at admission first")
-        return self.seed % (1 << 64)
+        return int(self.seed) % (1 << 64)  # int(): numpy integers would overflow
 
     def resolved(self) -> "SamplingParams":
         """A copy whose seed is set (drawn now if the request gave none): done once, at admission."""

@@ -1,0 +1,400 @@
+"""Plain-PyTorch implementation of ../shared/design/SEMANTICS.md: the tests' oracle and the CPU path.
+
+Written for clarity, one row at a time; CPU or GPU tensors. Arithmetic on logits is fp32 (as the kernels
+do it); normalizers and probabilities are float64. Random numbers come from `sonicsampler.rng`, which is
+bit-identical to the kernels' Philox, so kernel and reference can be compared token for token.
+
+Conventions (shared with the kernels, stated once here):
+- A row is *invalid* (token -1, `valid = False`, no log-probabilities) when its processed logits contain
+  NaN or +inf, or when every token is -inf (fully masked).
+- Ranking (top-k boundary, top-p order, greedy argmax) uses the processed value rounded to the input
+  dtype for bf16/fp16 inputs and the fp32 value for fp32 inputs; equal ranking values are ties, broken
+  toward the lower token index.
+- Greedy rows (temperature 0) take the argmax and touch no random numbers. Their "processed"
+  log-probabilities are those of the processed logits (no temperature) over the truncation survivors.
+- `logprobs=None` rows get `logprob = NaN`; top-n arrays are padded with token -1 and logprob -inf.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from . import rng
+from .params import SamplingParams
+
+_NEG_INF = float("-inf")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class SampleOutput:
+    tokens: torch.Tensor          # (N,) int64, -1 where invalid
+    valid: torch.Tensor           # (N,) bool
+    logprob: torch.Tensor         # (N,) float32, log-probability of the sampled token (NaN if not asked)
+    top_token_ids: torch.Tensor   # (N, n_max) int64, padded with -1
+    top_logprobs: torch.Tensor    # (N, n_max) float32, padded with -inf
+    exact: torch.Tensor           # (N,) bool: the selected set is exact (always True here)
+    dropped_mass: torch.Tensor    # (N,) float32: probability mass a bounded path dropped (0 here)
+
+
+@dataclass
+class SparseDraftProbs:
+    """A draft distribution given on a candidate set: token_ids (B, γ, K) padded with -1, probs (B, γ, K)."""
+    token_ids: torch.Tensor
+    probs: torch.Tensor
+
+
+@dataclass
+class VerifyOutput:
+    tokens: torch.Tensor          # (B, γ+1) int64, emitted tokens padded with -1
+    num_emitted: torch.Tensor     # (B,) int64
+    num_accepted: torch.Tensor    # (B,) int64
+    valid: torch.Tensor           # (B,) bool: False if a target row it needed was invalid
+    logprob: torch.Tensor         # (B, γ+1) float32, NaN where nothing emitted or not asked
+
+
+# ---------------------------------------------------------------------------------------------------
+# Top-k
+# ---------------------------------------------------------------------------------------------------
+def topk(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k largest values of each row, sorted descending, ties toward the lower index.
+
+    Returns (values in the input dtype, indices int64), each (N, k). -inf entries are never selected:
+    rows with fewer than k other values are padded with value -inf and index -1. A row containing NaN
+    is reported as all indices -1 and all values NaN (never ranked).
+    """
+    if logits.dim() != 2:
+        raise ValueError(f"logits must be 2-D (rows, vocab), got shape {tuple(logits.shape)}")
+    if not 1 <= k:
+        raise ValueError(f"k must be >= 1, got {k}")
+    n, v = logits.shape
+    # A stable descending sort keeps equal values (and -0.0 == +0.0) in index order.
+    vals, idx = torch.sort(logits, dim=1, descending=True, stable=True)
+    kk = min(k, v)
+    values = torch.full((n, k), _NEG_INF, dtype=logits.dtype, device=logits.device)
+    indices = torch.full((n, k), -1, dtype=torch.int64, device=logits.device)
+    values[:, :kk] = vals[:, :kk]
+    indices[:, :kk] = idx[:, :kk]
+    masked = values == _NEG_INF
+    indices[masked] = -1
+    nan_rows = torch.isnan(logits).any(dim=1)
+    values[nan_rows] = float("nan")
+    indices[nan_rows] = -1
+    return values, indices
+
+
+# ---------------------------------------------------------------------------------------------------
+# One row's processing and truncation (SEMANTICS.md sections 1-2)
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class _Row:
+    x: torch.Tensor          # processed logits, fp32 (temperature applied for stochastic rows)
+    rank: torch.Tensor       # ranking values (x rounded to the input dtype for 16-bit inputs)
+    keep: torch.Tensor       # bool survivors of min-p, top-k, top-p
+    valid: bool
+    greedy: bool
+
+
+def _bitmask_allowed(words: torch.Tensor, v: int) -> torch.Tensor:
+    t = torch.arange(v, device=words.device)
+    w = words.to(torch.int64)[t // 32]
+    return ((w >> (t % 32)) & 1).bool()
+
+
+def _order(rank: torch.Tensor, among: torch.Tensor) -> torch.Tensor:
+    """Token indices of `among` sorted by ranking value descending, ties to the lower index."""
+    ids = torch.nonzero(among).flatten()
+    _, o = torch.sort(rank[ids].float(), descending=True, stable=True)
+    return ids[o]
+
+
+def _process_row(raw: torch.Tensor, p: SamplingParams, prompt: Sequence[int], output: Sequence[int],
+                 mask_words: torch.Tensor | None, temperature_for_greedy: float = 1.0) -> _Row:
+    v = raw.numel()
+    dev = raw.device
+    x = raw.float().clone()
+    # 1. grammar mask
+    if mask_words is not None:
+        x = torch.where(_bitmask_allowed(mask_words, v), x, torch.full_like(x, _NEG_INF))
+    counts = torch.bincount(torch.as_tensor(list(output), dtype=torch.int64, device=dev), minlength=v)[:v]
+    # 2. repetition penalty on prompt or output tokens
+    if p.repetition_penalty != 1.0:
+        seen = counts > 0
+        if len(prompt):
+            seen[torch.as_tensor(list(prompt), dtype=torch.int64, device=dev)] = True
+        r = torch.tensor(p.repetition_penalty, dtype=torch.float32)
+        x = torch.where(seen, torch.where(x > 0, x / r, x * r), x)
+    # 3. frequency and presence penalties on output tokens
+    if p.frequency_penalty != 0.0 or p.presence_penalty != 0.0:
+        c = counts.float()
+        x = x - torch.tensor(p.frequency_penalty, dtype=torch.float32) * c \
+              - torch.tensor(p.presence_penalty, dtype=torch.float32) * (c > 0).float()
+    # 4. logit bias
+    if p.logit_bias:
+        ids = torch.as_tensor(list(p.logit_bias.keys()), dtype=torch.int64, device=dev)
+        b = torch.as_tensor(list(p.logit_bias.values()), dtype=torch.float32, device=dev)
+        x[ids] = x[ids] + b
+    # 5. temperature
+    greedy = p.greedy
+    t = temperature_for_greedy if greedy else p.temperature
+    if t != 1.0:
+        x = x / torch.tensor(t, dtype=torch.float32)
+
+    valid = bool(not torch.isnan(x).any() and not (x == math.inf).any() and (x > _NEG_INF).any())
+    rank = x.to(raw.dtype) if raw.dtype in (torch.bfloat16, torch.float16) else x
+    keep = x > _NEG_INF
+    if not valid:
+        return _Row(x, rank, torch.zeros_like(keep), False, greedy)
+    # Truncation, in order: min-p, top-k, top-p.
+    if p.min_p > 0.0:
+        thr = rank[keep].float().max() + torch.tensor(math.log(p.min_p), dtype=torch.float32)
+        keep = keep & (rank.float() >= thr)
+    if p.top_k_active(v):
+        order = _order(rank, keep)
+        keep = torch.zeros_like(keep)
+        keep[order[: p.top_k]] = True
+    if p.top_p < 1.0:
+        order = _order(rank, keep)
+        probs = torch.softmax(x[order].double(), dim=0)
+        before = torch.cumsum(probs, 0) - probs   # mass strictly before each token
+        keep = torch.zeros_like(keep)
+        keep[order[before < p.top_p]] = True
+    return _Row(x, rank, keep, True, greedy)
+
+
+def _greedy_token(row: _Row) -> int:
+    return int(_order(row.rank, row.keep)[0])
+
+
+def _gumbel_token(row: _Row, seed: int, position: int, stream: int = rng.STREAM_SAMPLE) -> int:
+    ids = torch.nonzero(row.keep).flatten()
+    g = rng.gumbel(seed, position, stream, ids.cpu()).to(row.x.device)
+    score = row.x[ids] + g
+    return int(ids[torch.argmax(score)])  # torch.argmax returns the first maximal index
+
+
+def _row_probs(row: _Row) -> torch.Tensor:
+    """The exact final distribution of a row (float64): softmax over survivors; one-hot for greedy."""
+    out = torch.zeros(row.x.numel(), dtype=torch.float64, device=row.x.device)
+    if not row.valid:
+        return out
+    if row.greedy:
+        out[_greedy_token(row)] = 1.0
+        return out
+    out[row.keep] = torch.softmax(row.x[row.keep].double(), dim=0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Batch helpers
+# ---------------------------------------------------------------------------------------------------
+def _param_list(params, n: int) -> list[SamplingParams]:
+    if isinstance(params, SamplingParams):
+        params = [params] * n
+    params = list(params)
+    if len(params) != n:
+        raise ValueError(f"params: expected one SamplingParams or {n} of them, got {len(params)}")
+    for i, p in enumerate(params):
+        if p.seed is None and not p.greedy:
+            raise ValueError(f"request {i}: seed: the reference needs resolved seeds (SamplingParams.resolved())")
+    return params
+
+
+def _token_lists(ids, n: int, name: str) -> list[list[int]]:
+    if ids is None:
+        return [[] for _ in range(n)]
+    ids = list(ids)
+    if len(ids) != n:
+        raise ValueError(f"{name}: expected {n} sequences, got {len(ids)}")
+    return [[int(t) for t in (s.tolist() if torch.is_tensor(s) else s)] for s in ids]
+
+
+def _positions(positions, n: int) -> list[int]:
+    pos = positions.tolist() if torch.is_tensor(positions) else list(positions)
+    if len(pos) != n:
+        raise ValueError(f"positions: expected {n} values, got {len(pos)}")
+    return [int(q) for q in pos]
+
+
+def _rows(logits, params, prompt_token_ids, output_token_ids, grammar_bitmask):
+    n, v = logits.shape
+    params = _param_list(params, n)
+    prompts = _token_lists(prompt_token_ids, n, "prompt_token_ids")
+    outputs = _token_lists(output_token_ids, n, "output_token_ids")
+    for i in range(n):
+        params[i].validate(vocab_size=v, request=i)
+        mask = None if grammar_bitmask is None else grammar_bitmask[i]
+        yield params[i], _process_row(logits[i], params[i], prompts[i], outputs[i], mask)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Log-probabilities (SEMANTICS.md section 4)
+# ---------------------------------------------------------------------------------------------------
+def _logprob_vector(raw: torch.Tensor, row: _Row, mode: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log-probabilities over V in float64, ranking values used to order them)."""
+    if mode == "raw":
+        lp = torch.log_softmax(raw.double(), dim=0)
+        return lp, raw
+    lp = torch.full((raw.numel(),), _NEG_INF, dtype=torch.float64, device=raw.device)
+    lp[row.keep] = torch.log_softmax(row.x[row.keep].double(), dim=0)
+    rank = torch.where(row.keep, row.rank.float(), torch.full_like(row.rank.float(), _NEG_INF))
+    return lp, rank
+
+
+def _top_n(lp: torch.Tensor, rank: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    order = _order(rank, lp > _NEG_INF)[:n]
+    ids = torch.full((n,), -1, dtype=torch.int64, device=lp.device)
+    vals = torch.full((n,), _NEG_INF, dtype=torch.float64, device=lp.device)
+    ids[: order.numel()] = order
+    vals[: order.numel()] = lp[order]
+    return ids, vals
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------------
+def probs(logits: torch.Tensor, params, *, positions=None, prompt_token_ids=None, output_token_ids=None,
+          grammar_bitmask=None) -> torch.Tensor:
+    """(N, V) float64: each row's exact final distribution (zeros for invalid rows, one-hot for greedy).
+
+    `positions` is accepted for symmetry with `sample`; the distribution does not depend on it.
+    """
+    rows = [_row_probs(r) for _, r in _rows(logits, params, prompt_token_ids, output_token_ids, grammar_bitmask)]
+    return torch.stack(rows) if rows else torch.zeros((0, logits.shape[1]), dtype=torch.float64)
+
+
+def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,
+           grammar_bitmask=None) -> SampleOutput:
+    """One token per row, exactly as SEMANTICS.md defines it (Gumbel-max with Philox noise)."""
+    n, _ = logits.shape
+    pos = _positions(positions, n)
+    dev = logits.device
+    tokens = torch.full((n,), -1, dtype=torch.int64, device=dev)
+    valid = torch.zeros(n, dtype=torch.bool, device=dev)
+    logprob = torch.full((n,), float("nan"), dtype=torch.float32, device=dev)
+    plist = _param_list(params, n)
+    n_max = max([p.logprobs or 0 for p in plist], default=0)
+    top_ids = torch.full((n, n_max), -1, dtype=torch.int64, device=dev)
+    top_lp = torch.full((n, n_max), _NEG_INF, dtype=torch.float32, device=dev)
+    for i, (p, row) in enumerate(_rows(logits, plist, prompt_token_ids, output_token_ids, grammar_bitmask)):
+        if not row.valid:
+            if p.logprobs is not None:
+                top_lp[i, : p.logprobs] = float("nan")
+            continue
+        tok = _greedy_token(row) if row.greedy else _gumbel_token(row, p.seed_u64, pos[i])
+        tokens[i], valid[i] = tok, True
+        if p.logprobs is not None:
+            lp, rank = _logprob_vector(logits[i], row, p.logprobs_mode)
+            logprob[i] = lp[tok]
+            ids, vals = _top_n(lp, rank, p.logprobs)
+            top_ids[i, : p.logprobs], top_lp[i, : p.logprobs] = ids, vals.float()
+    return SampleOutput(tokens, valid, logprob, top_ids, top_lp,
+                        exact=torch.ones(n, dtype=torch.bool, device=dev),
+                        dropped_mass=torch.zeros(n, dtype=torch.float32, device=dev))
+
+
+def _draft_q(draft_probs, b: int, l: int, v: int, d: int, device) -> torch.Tensor:
+    """The draft distribution q_l of request b as a dense float64 vector (one-hot when absent)."""
+    q = torch.zeros(v, dtype=torch.float64, device=device)
+    if draft_probs is None:
+        q[d] = 1.0
+    elif isinstance(draft_probs, SparseDraftProbs):
+        ids = draft_probs.token_ids[b, l].to(torch.int64)
+        ok = ids >= 0
+        q[ids[ok]] = draft_probs.probs[b, l][ok].double()
+    else:
+        q[:] = draft_probs[b, l].double()
+    return q
+
+
+def _draw_from(weights: torch.Tensor, seed: int, position: int, stream: int) -> int:
+    """Gumbel-max draw from unnormalized float64 weights, with the request's Philox noise."""
+    ids = torch.nonzero(weights > 0).flatten()
+    g = rng.gumbel(seed, position, stream, ids.cpu()).to(weights.device).double()
+    return int(ids[torch.argmax(torch.log(weights[ids]) + g)])
+
+
+def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *, positions,
+           num_draft_tokens=None, draft_probs=None, prompt_token_ids=None, output_token_ids=None,
+           grammar_bitmask=None) -> VerifyOutput:
+    """Speculative chain verification (SEMANTICS.md section 5).
+
+    target_logits (B*(γ+1), V), request-major: rows b*(γ+1) + l for l = 0..γ. draft_token_ids (B, γ).
+    params: one SamplingParams per request (or one for all). positions (B,): the position of the token
+    generated at each request's first target row (row l generates position positions[b] + l).
+    num_draft_tokens (B,): ragged draft counts n_b <= γ (rows past n_b are ignored); None = all γ.
+    draft_probs: None (one-hot drafts), dense (B, γ, V), or SparseDraftProbs.
+    output_token_ids: per request, the tokens generated before this step; target row l also counts the
+    l draft tokens before it (they were accepted if row l is reached).
+    grammar_bitmask: (B*(γ+1), ceil(V/32)) per target row, or None.
+    """
+    bsz, gamma = draft_token_ids.shape
+    rows_total, v = target_logits.shape
+    if rows_total != bsz * (gamma + 1):
+        raise ValueError(f"target_logits: expected {bsz * (gamma + 1)} rows (B*(γ+1)), got {rows_total}")
+    dev = target_logits.device
+    plist = _param_list(params, bsz)
+    pos = _positions(positions, bsz)
+    prompts = _token_lists(prompt_token_ids, bsz, "prompt_token_ids")
+    outputs = _token_lists(output_token_ids, bsz, "output_token_ids")
+    counts = [gamma] * bsz if num_draft_tokens is None else [int(c) for c in num_draft_tokens]
+    tokens = torch.full((bsz, gamma + 1), -1, dtype=torch.int64, device=dev)
+    logprob = torch.full((bsz, gamma + 1), float("nan"), dtype=torch.float32, device=dev)
+    n_emit = torch.zeros(bsz, dtype=torch.int64, device=dev)
+    n_acc = torch.zeros(bsz, dtype=torch.int64, device=dev)
+    valid = torch.ones(bsz, dtype=torch.bool, device=dev)
+    for b in range(bsz):
+        p = plist[b]
+        p.validate(vocab_size=v, request=b)
+        if not 0 <= counts[b] <= gamma:
+            raise ValueError(f"request {b}: num_draft_tokens must be in 0..{gamma}, got {counts[b]}")
+        drafts = [int(t) for t in draft_token_ids[b, : counts[b]].tolist()]
+        emitted: list[int] = []
+        for l in range(counts[b] + 1):
+            r = b * (gamma + 1) + l
+            mask = None if grammar_bitmask is None else grammar_bitmask[r]
+            row = _process_row(target_logits[r], p, prompts[b], outputs[b] + drafts[:l], mask)
+            if not row.valid:
+                valid[b] = False
+                break
+            if l == counts[b]:            # bonus position: an ordinary draw from p_l
+                tok = _greedy_token(row) if row.greedy else _gumbel_token(row, p.seed_u64, pos[b] + l)
+                emitted.append(tok)
+                break
+            d = drafts[l]
+            if row.greedy:
+                best = _greedy_token(row)
+                if d == best:
+                    emitted.append(d)
+                    n_acc[b] += 1
+                    continue
+                emitted.append(best)
+                break
+            pl = _row_probs(row)
+            q = _draft_q(draft_probs, b, l, v, d, dev)
+            u = float(rng.uniforms(p.seed_u64, pos[b] + l, rng.STREAM_ACCEPT, torch.zeros(1, dtype=torch.int64)))
+            if pl[d] > 0 and u * q[d] <= pl[d]:
+                emitted.append(d)
+                n_acc[b] += 1
+                continue
+            resid = torch.clamp(pl - q, min=0.0)
+            if not (resid.sum() > 0):       # p <= q everywhere (numerically): fall back to p itself
+                resid = pl
+            emitted.append(_draw_from(resid, p.seed_u64, pos[b] + l, rng.STREAM_RESIDUAL))
+            break
+        n_emit[b] = len(emitted)
+        if emitted:
+            tokens[b, : len(emitted)] = torch.tensor(emitted, dtype=torch.int64, device=dev)
+        if p.logprobs is not None:
+            for l, tok in enumerate(emitted):
+                r = b * (gamma + 1) + l
+                mask = None if grammar_bitmask is None else grammar_bitmask[r]
+                row = _process_row(target_logits[r], p, prompts[b], outputs[b] + drafts[:l], mask)
+                lp, _ = _logprob_vector(target_logits[r], row, p.logprobs_mode)
+                logprob[b, l] = lp[tok]
+    return VerifyOutput(tokens, n_emit, n_acc, valid, logprob)

@@ -1,0 +1,58 @@
+"""Order-preserving integer keys for float values, packed with an inverted index.
+
+A float's bit pattern becomes an unsigned key that compares like the value: non-negative values get
+their sign bit set, negative values are complemented. -0.0 is first mapped to +0.0 so that the two tie
+(as torch compares them). The index is stored inverted below the value bits, so among equal values the
+lower index has the larger key: one unsigned comparison orders by value, then by lower index.
+
+- 16-bit inputs (bf16/fp16): 32-bit keys, value key << 16 | (0xFFFF - index within the tile).
+- fp32 inputs: 64-bit keys, value key << 32 | (0xFFFFFFFF - index in the row).
+Key 0 is never produced for a real value; it marks padding (lanes past the vocabulary) and NaN.
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def value_key16(x):
+    """bf16/fp16 values -> uint32 holding the 16-bit order-preserving key."""
+    bits = x.to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+    bits = tl.where(bits == 0x8000, 0, bits)
+    return tl.where(bits >= 0x8000, bits ^ 0xFFFF, bits | 0x8000).to(tl.uint32)
+
+
+@triton.jit
+def value_key32(x):
+    """fp32 values -> uint64 holding the 32-bit order-preserving key."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = tl.where(bits == 0x80000000, 0, bits)
+    key = tl.where(bits >= 0x80000000, bits ^ 0xFFFFFFFF, bits | 0x80000000)
+    return key.to(tl.uint64)
+
+
+@triton.jit
+def pack_tile_keys(x, local_idx, global_idx, live, KEY64: tl.constexpr):
+    """Packed keys of a tile; 0 where `live` is false (past the vocabulary, or NaN)."""
+    if KEY64:
+        key = (value_key32(x) << 32) | (0xFFFFFFFF - global_idx.to(tl.uint64))
+        return tl.where(live, key, tl.zeros_like(key))
+    else:
+        key = (value_key16(x) << 16) | (0xFFFF - local_idx).to(tl.uint32)
+        return tl.where(live, key, tl.zeros_like(key))
+
+
+@triton.jit
+def tile_keys_to_row_keys(top, tile_start, KEY64: tl.constexpr):
+    """Tile-local packed keys -> 64-bit keys (value key << 32 | inverted row index); 0 stays 0."""
+    if KEY64:
+        return top
+    else:
+        local = (0xFFFF - (top & 0xFFFF)).to(tl.uint64)
+        key = ((top >> 16).to(tl.uint64) << 32) | (0xFFFFFFFF - (tile_start + local))
+        return tl.where(top != 0, key, tl.zeros_like(key))
+
+
+@triton.jit
+def row_key_index(key):
+    """Row index of a 64-bit key (meaningless where key == 0)."""
+    return (0xFFFFFFFF - (key & 0xFFFFFFFF)).to(tl.int64)

@@ -1,0 +1,90 @@
+"""`sonicsampler.topk`: exact two-stage top-k over the last dimension."""
+from __future__ import annotations
+
+import torch
+
+from .errors import SamplingInputError
+from .kernels.topk import topk_stage1, topk_stage2
+from .tuning import TopKConfig, topk_config
+
+MAX_K = 128
+# Key of -inf under the order-preserving encoding (kernels/keys.py): keys at or below it are never selected.
+_NEG_INF_KEY = {torch.bfloat16: 0x007F, torch.float16: 0x03FF, torch.float32: 0x007FFFFF}
+_SUPPORTED = tuple(_NEG_INF_KEY)
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+class _Scratch:
+    """Per-device scratch buffers, grown on demand and reused: their size depends on shapes only."""
+
+    def __init__(self):
+        self._bufs: dict[tuple, torch.Tensor] = {}
+
+    def get(self, name: str, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        key = (name, dtype, device)
+        buf = self._bufs.get(key)
+        if buf is None or buf.numel() < numel:
+            buf = torch.empty(max(numel, 1), dtype=dtype, device=device)
+            self._bufs[key] = buf
+        return buf[:numel]
+
+
+_scratch = _Scratch()
+
+
+def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
+         out: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k largest entries of each row of `logits` (N, V), exactly as `reference.topk`.
+
+    Returns (values, indices), each (N, k): values in the input dtype, indices int64, sorted descending,
+    ties broken toward the lower index (-0.0 and +0.0 tie). bf16/fp16 rank on their 16-bit values, fp32
+    on full fp32 values. -inf entries are never selected: a row with fewer than k other entries is
+    padded with value -inf and index -1. A row containing NaN is reported with every index -1 and every
+    value NaN. k is 1..128; V is any size up to 2**31; the row stride is free (the last dimension must be
+    contiguous). No host synchronization, no data-dependent allocation: CUDA-graph capturable, and a new
+    number of rows never recompiles.
+    """
+    if not torch.is_tensor(logits) or logits.dim() != 2:
+        raise SamplingInputError("logits", f"must be a 2-D tensor (rows, vocab), got {getattr(logits, 'shape', type(logits))}")
+    if logits.dtype not in _SUPPORTED:
+        raise SamplingInputError("logits", f"dtype must be one of {_SUPPORTED}, got {logits.dtype}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SamplingInputError("k", f"must be an integer in 1..{MAX_K}, got {k!r}")
+    n, v = logits.shape
+    if v == 0:
+        raise SamplingInputError("logits", "vocabulary dimension is empty")
+    if logits.stride(1) != 1:
+        raise SamplingInputError("logits", f"last dimension must be contiguous (stride 1), got stride {logits.stride(1)}")
+    dev = logits.device
+    if out is None:
+        values = torch.empty((n, k), dtype=logits.dtype, device=dev)
+        indices = torch.empty((n, k), dtype=torch.int64, device=dev)
+    else:
+        values, indices = out
+    if n == 0:
+        return values, indices
+    cfg = (config or topk_config(dev, v, n)).check()
+    c = max(2, _pow2_at_least(k))
+    m = cfg.m or 2 * c
+    if m < c:
+        raise SamplingInputError("config", f"m={m} is smaller than the candidate count {c}")
+    block = max(cfg.block, c)
+    z = -(-v // block)
+    key64 = logits.dtype == torch.float32
+    cand = _scratch.get("cand", n * z * c, torch.uint64, dev)
+    scratch = _scratch.get("compact", n * z * m, torch.uint64 if key64 else torch.uint32, dev)
+    nan = _scratch.get("nan", n * z, torch.int32, dev)
+    topk_stage1[(z, n)](logits, logits.stride(0), v, cand, scratch, nan, z,
+                        BLOCK_LOG2=_log2(block), C_LOG2=_log2(c), M_LOG2=_log2(m), KEY64=key64,
+                        num_warps=cfg.warps1)
+    topk_stage2[(n,)](cand, nan, z, logits, logits.stride(0), k, values, indices,
+                      Z_LOG2=_log2(_pow2_at_least(z)), C_LOG2=_log2(c), NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
+                      num_warps=cfg.warps2)
+    return values, indices

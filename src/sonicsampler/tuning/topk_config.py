@@ -1,0 +1,68 @@
+"""Launch configuration of the two-stage top-k: chosen from a measured table, or given explicitly.
+
+`tuning/tables/topk_<arch>.json` is written by `benchmarks/tune_topk.py` on a GPU of that architecture:
+a list of entries {"max_vocab", "max_rows", "block", "m", "warps1", "warps2"}, the first entry whose
+bounds cover (vocabulary, rows) wins. Without a table (a new architecture, the CPU interpreter) the
+heuristic below applies.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+_TABLES = Path(__file__).parent / "tables"
+
+
+@dataclass(frozen=True)
+class TopKConfig:
+    block: int        # tile size of stage 1 (power of two, <= 65536)
+    m: int = 0        # candidate capacity of stage 1's filter (power of two >= C); 0 = 2 * C
+    warps1: int = 4   # warps of a stage-1 program
+    warps2: int = 4   # warps of a stage-2 program
+
+    def check(self):
+        for name in ("block", "m"):
+            v = getattr(self, name)
+            if v and (v & (v - 1)):
+                raise ValueError(f"TopKConfig.{name} must be a power of two, got {v}")
+        if not 2 <= self.block <= 65536:
+            raise ValueError(f"TopKConfig.block must be in [2, 65536], got {self.block}")
+        return self
+
+
+def _arch(device: torch.device) -> str | None:
+    if device.type != "cuda":
+        return None
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm{major}{minor}"
+
+
+@functools.lru_cache(maxsize=None)
+def _table(arch: str) -> tuple:
+    path = _TABLES / f"topk_{arch}.json"
+    if not path.exists():
+        return ()
+    return tuple(json.loads(path.read_text())["entries"])
+
+
+def _heuristic(vocab: int, rows: int) -> TopKConfig:
+    # Keep stage 2's merge small (at most 64 tile lists) while giving stage 1 enough programs.
+    block = 4096
+    while block < 65536 and -(-vocab // block) > 64:
+        block *= 2
+    while block > 256 and block >= 2 * vocab:
+        block //= 2
+    return TopKConfig(block=block)
+
+
+def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
+    arch = _arch(device)
+    if arch is not None:
+        for e in _table(arch):
+            if vocab <= e["max_vocab"] and rows <= e["max_rows"]:
+                return TopKConfig(e["block"], e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4))
+    return _heuristic(vocab, rows)

@@ -1,0 +1,127 @@
+"""Exploratory GPU run for the two-stage top-k: production-size exactness, graph capture, recompiles,
+and a sweep of launch configurations against torch.topk. Writes JSON lines under $OUT (or ./out)."""
+import json
+import os
+import sys
+import time
+
+import torch
+import triton
+import triton.testing
+
+import sonicsampler
+from sonicsampler import reference
+from sonicsampler.topk import topk
+from sonicsampler.tuning import TopKConfig
+
+OUT = os.environ.get("OUT", "out")
+os.makedirs(OUT, exist_ok=True)
+log = open(os.path.join(OUT, "explore_topk.jsonl"), "a")
+
+
+def emit(**row):
+    row["t"] = time.time()
+    log.write(json.dumps(row) + "\n")
+    log.flush()
+    print(row, flush=True)
+
+
+def gumbel(n, v, dtype=torch.bfloat16):
+    u = torch.rand(n, v, device="cuda").clamp_(1e-20, 1 - 1e-7)
+    return (-torch.log(-torch.log(u))).to(dtype)
+
+
+def check_exact():
+    bad = 0
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for v in (32000, 128256, 151936, 262144):
+        for n in (1, 3, 64, 256):
+            for dtype in (torch.bfloat16, torch.float16, torch.float32):
+                if dtype != torch.bfloat16 and n > 64:
+                    continue
+                for kind in ("gumbel", "normal", "ties", "sorted"):
+                    if kind == "gumbel":
+                        x = gumbel(n, v, dtype)
+                    elif kind == "normal":
+                        x = torch.randn(n, v, device="cuda", generator=g).to(dtype)
+                    elif kind == "ties":
+                        x = torch.randint(0, 4, (n, v), device="cuda", generator=g).to(dtype)
+                    else:
+                        x = torch.arange(v, device="cuda").float().repeat(n, 1).to(dtype)
+                    if n > 2:
+                        x[1, :] = float("-inf"); x[1, 5:9] = 1.0
+                        x[2, 77] = float("nan")
+                    for k in (1, 50, 128):
+                        vals, idx = topk(x, k)
+                        rv, ri = reference.topk(x, k)
+                        ok = torch.equal(idx, ri) and torch.equal(torch.nan_to_num(vals.float(), nan=1e9),
+                                                                  torch.nan_to_num(rv.float(), nan=1e9))
+                        if not ok:
+                            bad += 1
+                            emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k,
+                                 n_bad=int((idx != ri).sum()))
+    emit(what="exactness", mismatches=bad)
+
+
+def check_graph_and_recompiles():
+    from sonicsampler.kernels.topk import topk_stage1, topk_stage2
+    x = gumbel(32, 151936)
+    vals, idx = topk(x, 128)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gv, gi = topk(x, 128)
+    ok = True
+    for _ in range(3):
+        x.copy_(gumbel(32, 151936))
+        g.replay()
+        ev, ei = topk(x, 128)
+        ok &= torch.equal(gi, ei) and torch.equal(gv, ev)
+    emit(what="graph_replay_equals_eager", ok=bool(ok))
+    def cache_size(kern):
+        c = getattr(kern, "device_caches", None)
+        return sum(len(v[0]) for v in c.values()) if c else -1
+    before = (cache_size(topk_stage1), cache_size(topk_stage2))
+    for n in range(1, 71):
+        topk(gumbel(n, 151936), 128)
+    after = (cache_size(topk_stage1), cache_size(topk_stage2))
+    emit(what="recompiles_rows_1_70", before=before, after=after)
+
+
+def bench(fn):
+    return triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median") * 1000.0
+
+
+def sweep():
+    gpu = torch.cuda.get_device_name()
+    configs = [TopKConfig(b, 0, w1, w2) for b in (2048, 4096, 8192, 16384) for w1 in (4, 8) for w2 in (4, 8)]
+    for v in (32768, 131072, 151936, 262144):
+        for n in (1, 4, 16, 32, 64, 128):
+            x = gumbel(n, v)
+            t_torch = bench(lambda: torch.topk(x, 128))
+            best = None
+            for cfg in configs:
+                if -(-v // cfg.block) > 128:
+                    continue
+                try:
+                    t = bench(lambda: topk(x, 128, config=cfg))
+                except Exception as e:  # record, keep going
+                    emit(what="error", V=v, rows=n, cfg=cfg.__dict__, err=repr(e)[:300])
+                    continue
+                emit(what="time", V=v, rows=n, cfg=cfg.__dict__, us=t, torch_us=t_torch, gpu=gpu)
+                if best is None or t < best[0]:
+                    best = (t, cfg)
+            emit(what="best", V=v, rows=n, us=best[0], cfg=best[1].__dict__, torch_us=t_torch,
+                 speedup=t_torch / best[0])
+
+
+if __name__ == "__main__":
+    emit(what="env", gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
+         commit=os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip())
+    steps = sys.argv[1:] or ["exact", "graph", "sweep"]
+    if "exact" in steps:
+        check_exact()
+    if "graph" in steps:
+        check_graph_and_recompiles()
+    if "sweep" in steps:
+        sweep()

@@ -1,0 +1,1 @@
+"""Benchmarks of sonicsampler against the baselines users already run (see README.md here)."""

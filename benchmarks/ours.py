@@ -13,5 +13,6 @@ except Exception as e:  # e.g. src/ not on the path on the GPU machine: say so, 
     print(f"sonicsampler not importable, its kernels are not benchmarked: {e}")
     ss = None
 
-if ss is not None and hasattr(ss, "topk"):
+# callable(): `sonicsampler.topk` is also the name of a submodule, an attribute once anything imports it.
+if ss is not None and hasattr(ss, "topk") and callable(ss.topk):
     register("topk", "sonicsampler", lambda cfg: lambda inp: ss.topk(inp["logits"], cfg["k"]))

@@ -50,12 +50,12 @@ def fold_topk(h, n: tl.constexpr, c: tl.constexpr, DESCENDING: tl.constexpr):
     descending. Each fold takes the elementwise max of neighbouring blocks (the top half of their union,
     a bitonic block) and re-sorts it. Returns 2**c keys sorted in the requested order (flat)."""
     for i in tl.static_range(n - c):
-        m: tl.constexpr = n - i                       # current number of hypercube axes
-        h = tl.max(h, axis=m - 1 - c)                  # fold axis c: now m-1 axes
+        # Before fold i the hypercube has n - i axes; folding axis c leaves n - i - 1.
+        h = tl.max(h, axis=n - i - 1 - c)
         if i < n - c - 1:
-            h = _merge(h, _indicator(m - 1, c), m - 1, c)
+            h = _merge(h, _indicator(n - i - 1, c), n - i - 1, c)
         else:
-            h = _merge(h, DESCENDING, m - 1, c)
+            h = _merge(h, DESCENDING, n - i - 1, c)
     return tl.reshape(h, [2 ** c])
 
 

@@ -5,7 +5,7 @@ descending as 64-bit row keys to `cand[row, tile, :]`, plus the tile's NaN count
 Stage 2, one program per row: merges the sorted tile lists with a bitonic fold tree (even tiles are
 read reversed, so neighbouring lists form bitonic pairs without any re-sort) and writes the top k.
 
-Stage 1's selection avoids sorting the whole tile. The tile is cut into M groups; tau, the C-th largest
+Stage 1's selection avoids sorting the whole tile. The tile is cut into M strided groups; tau, the C-th largest
 group maximum, is a lower bound of the tile's C-th largest key (C groups have a maximum >= tau, and keys
 are distinct). Every key >= tau is therefore a candidate and nothing below tau can be in the top C.
 When at most M keys pass (for typical logits about 1.4 C with M = 2 C), they are compacted through a
@@ -28,7 +28,9 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr, M_L
     if BLOCK_LOG2 <= M_LOG2:
         top = topk_sorted(keys, BLOCK_LOG2, C_LOG2, 1)
     else:
-        gmax = tl.max(tl.reshape(keys, [M, 2 ** (BLOCK_LOG2 - M_LOG2)]), axis=1)
+        # Strided groups (group g holds the lanes = g mod M), so that the padding of a partial last
+        # tile spreads over all groups instead of emptying some and dragging tau down.
+        gmax = tl.max(tl.reshape(keys, [2 ** (BLOCK_LOG2 - M_LOG2), M]), axis=0)
         if M_LOG2 == C_LOG2:
             tau = tl.min(gmax)
         else:

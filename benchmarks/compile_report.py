@@ -1,0 +1,60 @@
+"""Compile the kernels for sm_90 on a machine without a GPU and report registers, spills, shared memory
+and SASS instruction counts per launch configuration (no device time needed)."""
+import argparse
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from sonicsampler.kernels.topk import topk_stage1, topk_stage2
+
+BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+
+
+def compile_kernel(fn, signature, constexprs, num_warps):
+    sig = dict(signature)
+    sig.update({k: "constexpr" for k in constexprs})
+    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs),
+                          target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+
+
+def report(name, k):
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(k.asm["cubin"]); f.flush()
+        res = subprocess.run([os.path.join(BIN, "cuobjdump"), "--dump-resource-usage", f.name],
+                             capture_output=True, text=True).stdout
+        sass = subprocess.run([os.path.join(BIN, "nvdisasm"), "-c", f.name], capture_output=True, text=True).stdout
+    regs = re.search(r"REG:(\d+)", res)
+    stack = re.search(r"STACK:(\d+)", res)
+    ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass, re.M)
+    counts = {}
+    for o in ops:
+        counts[o] = counts.get(o, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+    print(f"{name}: regs={regs and regs.group(1)} stack={stack and stack.group(1)} smem={k.metadata.shared} "
+          f"sass={len(ops)} bar={counts.get('BAR', 0)} top={top}")
+
+
+S1 = {"logits_ptr": "*bf16", "stride_row": "i32", "V": "i32", "cand_ptr": "*u64", "scratch_ptr": "*u32",
+      "nan_ptr": "*i32", "Z": "i32"}
+S2 = {"cand_ptr": "*u64", "nan_ptr": "*i32", "Z": "i32", "logits_ptr": "*bf16", "stride_row": "i32", "k": "i32",
+      "values_ptr": "*bf16", "indices_ptr": "*i64"}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--blocks", default="12,13,14")
+    ap.add_argument("--warps", default="4,8")
+    ap.add_argument("--c", type=int, default=7)
+    a = ap.parse_args()
+    for b in map(int, a.blocks.split(",")):
+        for w in map(int, a.warps.split(",")):
+            k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "C_LOG2": a.c, "M_LOG2": a.c + 1, "KEY64": False}, w)
+            report(f"stage1 block=2^{b} warps={w}", k)
+    for zl in (4, 5, 6):
+        for w in map(int, a.warps.split(",")):
+            k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "C_LOG2": a.c, "NEG_INF_KEY": 0x7F}, w)
+            report(f"stage2 Z=2^{zl} warps={w}", k)

@@ -41,20 +41,21 @@ def report(name, k):
 
 S1 = {"logits_ptr": "*bf16", "stride_row": "i32", "V": "i32", "cand_ptr": "*u64", "scratch_ptr": "*u32",
       "nan_ptr": "*i32", "Z": "i32"}
-S2 = {"cand_ptr": "*u64", "nan_ptr": "*i32", "Z": "i32", "logits_ptr": "*bf16", "stride_row": "i32", "k": "i32",
-      "values_ptr": "*bf16", "indices_ptr": "*i64"}
+S2 = {"cand_ptr": "*u64", "nan_ptr": "*i32", "Z": "i32", "logits_ptr": "*bf16", "stride_row": "i32", "V": "i32",
+      "k": "i32", "values_ptr": "*bf16", "indices_ptr": "*i64", "scratch_ptr": "*u32"}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--blocks", default="12,13,14")
     ap.add_argument("--warps", default="4,8")
-    ap.add_argument("--c", type=int, default=7)
+    ap.add_argument("--e", type=int, default=5)
     a = ap.parse_args()
     for b in map(int, a.blocks.split(",")):
         for w in map(int, a.warps.split(",")):
-            k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "C_LOG2": a.c, "M_LOG2": a.c + 1, "KEY64": False}, w)
+            k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "E_LOG2": a.e, "M_LOG2": a.e + 1, "KEY64": False}, w)
             report(f"stage1 block=2^{b} warps={w}", k)
     for zl in (4, 5, 6):
         for w in map(int, a.warps.split(",")):
-            k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "C_LOG2": a.c, "NEG_INF_KEY": 0x7F}, w)
+            k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "E_LOG2": a.e, "C_LOG2": 7, "BLOCK_LOG2": 12,
+                                                 "M2_LOG2": 8, "KEY64": False, "NEG_INF_KEY": 0x7F}, w)
             report(f"stage2 Z=2^{zl} warps={w}", k)

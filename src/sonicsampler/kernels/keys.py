@@ -56,3 +56,13 @@ def tile_keys_to_row_keys(top, tile_start, KEY64: tl.constexpr):
 def row_key_index(key):
     """Row index of a 64-bit key (meaningless where key == 0)."""
     return (0xFFFFFFFF - (key & 0xFFFFFFFF)).to(tl.int64)
+
+
+@triton.jit
+def row_key_to_tile_key(key, tile_start, KEY64: tl.constexpr):
+    """Inverse of tile_keys_to_row_keys for a key of that tile (a scalar or a block)."""
+    if KEY64:
+        return key
+    else:
+        local = (row_key_index(key) - tile_start).to(tl.uint32)
+        return ((key >> 32).to(tl.uint32) << 16) | (0xFFFF - local)

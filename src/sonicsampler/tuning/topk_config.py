@@ -20,12 +20,13 @@ _TABLES = Path(__file__).parent / "tables"
 @dataclass(frozen=True)
 class TopKConfig:
     block: int        # tile size of stage 1 (power of two, <= 65536)
-    m: int = 0        # candidate capacity of stage 1's filter (power of two >= C); 0 = 2 * C
+    m: int = 0        # candidate capacity of stage 1's filter (power of two >= emit); 0 = 2 * emit
     warps1: int = 4   # warps of a stage-1 program
     warps2: int = 4   # warps of a stage-2 program
+    emit: int = 32    # keys each tile hands to stage 2 (power of two; capped at k rounded up)
 
     def check(self):
-        for name in ("block", "m"):
+        for name in ("block", "m", "emit"):
             v = getattr(self, name)
             if v and (v & (v - 1)):
                 raise ValueError(f"TopKConfig.{name} must be a power of two, got {v}")
@@ -50,13 +51,14 @@ def _table(arch: str) -> tuple:
 
 
 def _heuristic(vocab: int, rows: int) -> TopKConfig:
-    # Keep stage 2's merge small (at most 64 tile lists) while giving stage 1 enough programs.
-    block = 4096
-    while block < 65536 and -(-vocab // block) > 64:
+    # About 32 tiles: enough programs for one row, a small merge in stage 2, and (at k = 128, emit = 32)
+    # about 4 of the top k per tile, far from saturating a tile's 32 emitted keys.
+    block = 1024
+    while block < 16384 and -(-vocab // block) > 48:
         block *= 2
     while block > 256 and block >= 2 * vocab:
         block //= 2
-    return TopKConfig(block=block)
+    return TopKConfig(block=block, warps1=8, warps2=8)
 
 
 def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
@@ -64,5 +66,5 @@ def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     if arch is not None:
         for e in _table(arch):
             if vocab <= e["max_vocab"] and rows <= e["max_rows"]:
-                return TopKConfig(e["block"], e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4))
+                return TopKConfig(e["block"], e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32))
     return _heuristic(vocab, rows)

@@ -73,9 +73,9 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
     cfg = (config or topk_config(dev, v, n)).check()
     c = max(2, _pow2_at_least(k))          # merged candidates per row
     e = min(c, max(2, cfg.emit))           # keys each tile emits
-    m = cfg.m or 2 * e                     # stage 1's filter capacity
-    if m < e:
-        raise SamplingInputError("config", f"m={m} is smaller than the emitted count {e}")
+    m = cfg.m or 4 * e                     # stage 1's filter capacity
+    if m < 2 * e:
+        raise SamplingInputError("config", f"m={m} is smaller than twice the emitted count {e}")
     block = max(cfg.block, m)
     z = -(-v // block)
     # Enough tile lists that the merge holds at least C keys (missing tiles read as empty).
@@ -84,7 +84,7 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
     key_dtype = torch.uint64 if key64 else torch.uint32
     cand = _scratch.get("cand", n * z * e, torch.uint64, dev)
     compact = _scratch.get("compact", n * z * m, key_dtype, dev)
-    refill = _scratch.get("refill", n * 2 * c, key_dtype, dev)
+    refill = _scratch.get("refill", n * 4 * c, key_dtype, dev)
     nan = _scratch.get("nan", n * z, torch.int32, dev)
     stride = logits.stride(0)
     topk_stage1[(z, n)](logits, stride, v, cand, compact, nan, z,
@@ -92,6 +92,6 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
                         num_warps=cfg.warps1)
     topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,
                       Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
-                      M2_LOG2=_log2(2 * c), KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
+                      M2_LOG2=_log2(4 * c), KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
                       num_warps=cfg.warps2)
     return values, indices

@@ -3,12 +3,12 @@
 Stage 1, one program per (tile, row): the tile's exact top E (E <= C, C = k rounded up to a power of
 two) as 64-bit row keys, sorted descending, in `cand[row, tile, :]`, plus the tile's NaN count.
 
-Stage 1's selection avoids sorting the tile. The tile is cut into M = 2E strided groups; tau, the E-th
+Stage 1's selection avoids sorting the tile. The tile is cut into 2E strided groups; tau, the E-th
 largest group maximum, is a lower bound of the tile's E-th largest key (E groups have a maximum >= tau
 and keys are distinct), so every key >= tau is a candidate and nothing below tau can be in the top E.
-When at most M keys pass (typically about 1.4 E) they are compacted through a small scratch and only
-those M are sorted; otherwise (heavy ties, adversarial data) the whole tile goes through the bitonic
-network. Both paths give the same exact result.
+When at most M = 4E keys pass (typically about 1.4 E) they are compacted through a small scratch and
+only those M are sorted; otherwise (heavy ties, adversarial data) the whole tile goes through the
+bitonic network. Both paths give the same exact result.
 
 Stage 2, one program per row: merges the sorted tile lists with bitonic merges and folds (even tiles
 are read reversed, so neighbours form bitonic pairs without a re-sort) into the row's top C, sorted.
@@ -44,18 +44,18 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
               DESCENDING: tl.constexpr):
     """Exact top 2**E_LOG2 of 2**BLOCK_LOG2 distinct packed keys (0 = empty), sorted.
 
-    `scratch` points at 2**M_LOG2 keys this program may use to compact candidates."""
+    Groups: 2E. Filter capacity: M = 2**M_LOG2 >= 2E keys, compacted through `scratch`. With 2E groups
+    about 1.4 E keys pass on typical logits; M = 4E makes an overflow (and its slow path, whose one
+    straggling tile would set the whole launch's latency) practically impossible."""
     M: tl.constexpr = 2 ** M_LOG2
+    G_LOG2: tl.constexpr = E_LOG2 + 1
     if BLOCK_LOG2 <= M_LOG2:
         top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, DESCENDING)
     else:
-        # Strided groups (group g holds the lanes = g mod M): the padding of a partial last tile
+        # Strided groups (group g holds the lanes = g mod 2E): the padding of a partial last tile
         # spreads over all groups instead of emptying some and dragging tau down.
-        gmax = tl.max(tl.reshape(keys, [2 ** (BLOCK_LOG2 - M_LOG2), M]), axis=0)
-        if M_LOG2 == E_LOG2:
-            tau = tl.min(gmax)
-        else:
-            tau = tl.min(topk_sorted(gmax, M_LOG2, E_LOG2, 1))
+        gmax = tl.max(tl.reshape(keys, [2 ** (BLOCK_LOG2 - G_LOG2), 2 ** G_LOG2]), axis=0)
+        tau = tl.min(topk_sorted(gmax, G_LOG2, E_LOG2, 1))
         tau = tl.maximum(tau, 1)
         sel = keys >= tau
         n_sel = tl.sum(sel.to(tl.int32))

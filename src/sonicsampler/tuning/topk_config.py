@@ -20,7 +20,7 @@ _TABLES = Path(__file__).parent / "tables"
 @dataclass(frozen=True)
 class TopKConfig:
     block: int        # tile size of stage 1 (power of two, <= 65536)
-    m: int = 0        # candidate capacity of stage 1's filter (power of two >= emit); 0 = 2 * emit
+    m: int = 0        # candidate capacity of stage 1's filter (power of two >= 2 * emit); 0 = 4 * emit
     warps1: int = 4   # warps of a stage-1 program
     warps2: int = 4   # warps of a stage-2 program
     emit: int = 32    # keys each tile hands to stage 2 (power of two; capped at k rounded up)

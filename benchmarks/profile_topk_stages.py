@@ -1,0 +1,27 @@
+"""Where the top-k's time goes: each stage timed alone (CUDA-graph replay, median), per configuration."""
+import torch
+import triton.testing
+
+from sonicsampler.topk import _launches
+from sonicsampler.tuning import TopKConfig, topk_config
+
+
+def gumbel(n, v):
+    u = torch.rand(n, v, device="cuda").clamp_(1e-20, 1 - 1e-7)
+    return (-torch.log(-torch.log(u))).to(torch.bfloat16)
+
+
+def t(fn):
+    return triton.testing.do_bench_cudagraph(fn, rep=30, return_mode="median") * 1e3
+
+
+for v, n in ((151936, 1), (151936, 32), (151936, 128), (32768, 1), (262144, 128)):
+    x = gumbel(n, v)
+    vals = torch.empty(n, 128, dtype=x.dtype, device="cuda")
+    idx = torch.empty(n, 128, dtype=torch.int64, device="cuda")
+    for cfg in (topk_config(x.device, v, n), TopKConfig(block=8192, warps1=4, warps2=8, emit=16)):
+        s1, s2 = _launches(x, 128, cfg, vals, idx)
+        s1(); s2()
+        a, b = t(s1), t(s2)
+        both = t(lambda: (s1(), s2()))
+        print(f"V={v} rows={n} {cfg}: stage1 {a:.1f} us, stage2 {b:.1f} us, both {both:.1f} us", flush=True)

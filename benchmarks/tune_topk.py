@@ -2,6 +2,8 @@
 `sonicsampler.tuning.topk_config` reads (tuning/tables/topk_<arch>.json).
 
     python3 benchmarks/tune_topk.py --out $OUT/topk_sm90.json   # on the GPU; copy the file into the repo
+    python3 benchmarks/tune_topk.py --from-timings A.jsonl B.jsonl --out src/sonicsampler/tuning/tables/topk_sm90.json
+                                                                 # a table from recorded timings (later files win)
 
 Every (vocabulary, rows) point of the grid is timed with CUDA-graph replays (median) for each candidate
 configuration on standard-Gumbel bf16 logits at k = 128; the fastest wins. Every timing is also written
@@ -36,12 +38,39 @@ def candidates(v):
                 yield TopKConfig(block=block, warps1=w1, warps2=8)
 
 
+def table_from_timings(paths):
+    """Fastest configuration per (vocabulary, rows) over recorded timing lines; a later file's
+    measurements of a point replace an earlier file's."""
+    points = {}
+    for path in paths:
+        seen = {}
+        for line in open(path):
+            r = json.loads(line)
+            seen.setdefault((r["V"], r["rows"]), []).append(r)
+        points.update(seen)
+    entries = []
+    for (v, n), rows in points.items():
+        best = min(rows, key=lambda r: r["us"])
+        entries.append({"max_vocab": v, "max_rows": n, "us": round(best["us"], 2),
+                        **{f: best[f] for f in ("block", "m", "warps1", "warps2", "emit") if f in best}})
+    return sorted(entries, key=lambda e: (e["max_vocab"], e["max_rows"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="topk_table.json")
+    ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
+    ap.add_argument("--gpu", default="", help="with --from-timings: the GPU the timings came from")
+    ap.add_argument("--arch", default="sm90", help="with --from-timings: its architecture")
     ap.add_argument("--vocabs", default=",".join(map(str, VOCABS)))
     ap.add_argument("--rows", default=",".join(map(str, ROWS)))
     a = ap.parse_args()
+    if a.from_timings:
+        table = {"gpu": a.gpu, "arch": a.arch, "k": 128, "sources": a.from_timings,
+                 "entries": table_from_timings(a.from_timings)}
+        with open(a.out, "w") as f:
+            json.dump(table, f, indent=1)
+        return
     major, minor = torch.cuda.get_device_capability()
     log = open(a.out + ".timings.jsonl", "w")
     entries = []
@@ -53,6 +82,7 @@ def main():
                 us = triton.testing.do_bench_cudagraph(lambda: topk(x, 128, config=cfg), rep=50,
                                                         return_mode="median") * 1e3
                 log.write(json.dumps({"V": v, "rows": n, **cfg.__dict__, "us": us}) + "\n")
+                log.flush()  # a run cut off by its time limit keeps what it measured
                 if best is None or us < best[0]:
                     best = (us, cfg)
             print(f"V={v} rows={n}: {best[0]:.1f} us with {best[1]}", flush=True)

@@ -1,14 +1,15 @@
 """Launch configuration of the two-stage top-k: chosen from a measured table, or given explicitly.
 
 `tuning/tables/topk_<arch>.json` is written by `benchmarks/tune_topk.py` on a GPU of that architecture:
-a list of entries {"max_vocab", "max_rows", "block", "m", "warps1", "warps2"}, the first entry whose
-bounds cover (vocabulary, rows) wins. Without a table (a new architecture, the CPU interpreter) the
-heuristic below applies.
+a list of entries {"max_vocab", "max_rows", "block", "m", "warps1", "warps2", "emit"} measured at those
+points (see `topk_config` for how a shape picks one). Without a table (a new architecture, the CPU
+interpreter) the heuristic below applies.
 """
 from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +63,17 @@ def _heuristic(vocab: int, rows: int) -> TopKConfig:
 
 
 def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
+    """The measured entry of the nearest vocabulary (in log scale) and the smallest row bound >= rows;
+    its tile shrinks if the vocabulary would otherwise have fewer than 8 tiles (at k = 128 more of the
+    top k per tile would make stage 2's refill path likely). No table: the heuristic."""
     arch = _arch(device)
-    if arch is not None:
-        for e in _table(arch):
-            if vocab <= e["max_vocab"] and rows <= e["max_rows"]:
-                return TopKConfig(e["block"], e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32))
-    return _heuristic(vocab, rows)
+    table = _table(arch) if arch else ()
+    if not table:
+        return _heuristic(vocab, rows)
+    v_best = min({e["max_vocab"] for e in table}, key=lambda b: abs(math.log(b / vocab)))
+    bucket = [e for e in table if e["max_vocab"] == v_best]
+    e = next((e for e in bucket if rows <= e["max_rows"]), bucket[-1])
+    block = e["block"]
+    while block > 1024 and -(-vocab // block) < 8:
+        block //= 2
+    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32))

@@ -26,7 +26,8 @@ def test_table_lookup(monkeypatch):
     assert topk_config(dev, 128256, 64).block == 16384                         # nearest is 151936
     assert topk_config(dev, 40000, 100).block == 2048                          # 40000 is nearer 32768
     # a small vocabulary never gets fewer than 8 tiles from a large-vocabulary entry (if tiles allow)
-    assert topk_config(dev, 70000, 1).block == 8192
+    assert topk_config(dev, 70000, 1).block == 4096                            # nearer 32768 (log scale)
+    assert topk_config(dev, 80000, 1).block == 8192                            # nearer 151936: 10 tiles
     monkeypatch.setattr(mod, "_table", lambda arch: TABLE[2:])
     assert topk_config(dev, 20000, 1).block == 2048
 

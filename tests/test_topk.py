@@ -163,3 +163,11 @@ def test_bad_input_is_refused_before_launch(args, field):
     with pytest.raises(SamplingInputError) as e:
         topk(*args)
     assert e.value.field == field
+
+
+def test_cpu_tensor_without_interpreter_is_refused(monkeypatch):
+    mod = importlib.import_module("sonicsampler.topk")
+    monkeypatch.setattr(mod, "INTERPRETED", False)
+    with pytest.raises(SamplingInputError) as e:
+        mod.topk(torch.zeros(2, 300), 4)
+    assert e.value.field == "logits" and "TRITON_INTERPRET" in str(e.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from .errors import SamplingInputError
+from .kernels import INTERPRETED
 from .kernels.topk import topk_stage1, topk_stage2
 from .tuning import TopKConfig, topk_config
 
@@ -63,6 +64,9 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
     if logits.stride(1) != 1:
         raise SamplingInputError("logits", f"last dimension must be contiguous (stride 1), got stride {logits.stride(1)}")
     dev = logits.device
+    if dev.type != "cuda" and not INTERPRETED:
+        raise SamplingInputError("logits", f"is on {dev}: the kernels need a CUDA device, or TRITON_INTERPRET=1 "
+                                 "set before sonicsampler is imported (Triton's CPU interpreter, for tests)")
     if out is None:
         values = torch.empty((n, k), dtype=logits.dtype, device=dev)
         indices = torch.empty((n, k), dtype=torch.int64, device=dev)

@@ -49,12 +49,15 @@ if __name__ == "__main__":
     ap.add_argument("--blocks", default="12,13,14")
     ap.add_argument("--warps", default="4,8")
     ap.add_argument("--e", type=int, default=5)
+    ap.add_argument("--stage1-only", action="store_true")
     a = ap.parse_args()
     for b in map(int, a.blocks.split(",")):
         for w in map(int, a.warps.split(",")):
-            k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "E_LOG2": a.e, "M_LOG2": a.e + 1, "KEY64": False}, w)
-            report(f"stage1 block=2^{b} warps={w}", k)
-    for zl in (4, 5, 6):
+            for ranked in (False, True):
+                k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "E_LOG2": a.e, "M_LOG2": a.e + 2,
+                                                     "KEY64": False, "RANKED": ranked}, w)
+                report(f"stage1 block=2^{b} warps={w} {'rank' if ranked else 'bitonic'}", k)
+    for zl in (5, 6) if not a.stage1_only else ():
         for w in map(int, a.warps.split(",")):
             k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "E_LOG2": a.e, "C_LOG2": 7, "BLOCK_LOG2": 12,
                                                  "M2_LOG2": 8, "KEY64": False, "NEG_INF_KEY": 0x7F}, w)

@@ -35,7 +35,8 @@ def candidates(v):
         z = -(-v // block)
         if 8 <= z <= 128:
             for w1 in (4, 8):
-                yield TopKConfig(block=block, warps1=w1, warps2=8)
+                for strategy in ("bitonic", "rank"):
+                    yield TopKConfig(block=block, warps1=w1, warps2=8, strategy=strategy)
 
 
 def table_from_timings(paths):
@@ -52,7 +53,7 @@ def table_from_timings(paths):
     for (v, n), rows in points.items():
         best = min(rows, key=lambda r: r["us"])
         entries.append({"max_vocab": v, "max_rows": n, "us": round(best["us"], 2),
-                        **{f: best[f] for f in ("block", "m", "warps1", "warps2", "emit") if f in best}})
+                        **{f: best[f] for f in ("block", "m", "warps1", "warps2", "emit", "strategy") if f in best}})
     return sorted(entries, key=lambda e: (e["max_vocab"], e["max_rows"]))
 
 

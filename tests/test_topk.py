@@ -58,13 +58,14 @@ KINDS = ["normal", "zipf", "equal", "zero", "narrow", "ties", "sorted", "strided
 DTYPES = [torch.bfloat16, torch.float16, torch.float32]
 
 
+@pytest.mark.parametrize("strategy", ["bitonic", "rank"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_every_input_kind(kind, dtype):
+def test_every_input_kind(kind, dtype, strategy):
     gen = torch.Generator().manual_seed(hash((kind, str(dtype))) % 2**31)
     # 1000 = 3 full tiles of 256 + a partial one; k = 12 > emit = 4 (merge grows lists, saturation possible)
     x = make(kind, 3, 1000, dtype, gen, emit=4)
-    check(x, 12, TopKConfig(block=256, emit=4))
+    check(x, 12, TopKConfig(block=256, emit=4, strategy=strategy))
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,8 @@ def test_every_input_kind(kind, dtype):
 def test_shapes(n, v, k, block, emit):
     gen = torch.Generator().manual_seed(v * 131 + k)
     for kind in ("normal", "sorted"):
-        check(make(kind, n, v, torch.bfloat16, gen, emit), k, TopKConfig(block=block, emit=emit))
+        for strategy in ("bitonic", "rank"):
+            check(make(kind, n, v, torch.bfloat16, gen, emit), k, TopKConfig(block=block, emit=emit, strategy=strategy))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

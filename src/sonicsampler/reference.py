@@ -121,7 +121,8 @@ def _process_row(raw: torch.Tensor, p: SamplingParams, prompt: Sequence[int], ou
     # 1. grammar mask
     if mask_words is not None:
         x = torch.where(_bitmask_allowed(mask_words, v), x, torch.full_like(x, _NEG_INF))
-    counts = torch.bincount(torch.as_tensor(list(output), dtype=torch.int64, device=dev), minlength=v)[:v]
+    if p.repetition_penalty != 1.0 or p.frequency_penalty != 0.0 or p.presence_penalty != 0.0:
+        counts = torch.bincount(torch.as_tensor(list(output), dtype=torch.int64, device=dev), minlength=v)[:v]
     # 2. repetition penalty on prompt or output tokens
     if p.repetition_penalty != 1.0:
         seen = counts > 0
@@ -145,7 +146,8 @@ def _process_row(raw: torch.Tensor, p: SamplingParams, prompt: Sequence[int], ou
     if t != 1.0:
         x = x / torch.tensor(t, dtype=torch.float32)
 
-    valid = bool(not torch.isnan(x).any() and not (x == math.inf).any() and (x > _NEG_INF).any())
+    # valid: no NaN, no +inf, some token > -inf. The max propagates NaN, so one reduction decides it.
+    valid = math.isfinite(float(x.max()))
     rank = x.to(raw.dtype) if raw.dtype in (torch.bfloat16, torch.float16) else x
     keep = x > _NEG_INF
     if not valid:
@@ -171,11 +173,38 @@ def _greedy_token(row: _Row) -> int:
     return int(_order(row.rank, row.keep)[0])
 
 
-def _gumbel_token(row: _Row, seed: int, position: int, stream: int = rng.STREAM_SAMPLE) -> int:
-    ids = torch.nonzero(row.keep).flatten()
-    g = rng.gumbel(seed, position, stream, ids.cpu()).to(row.x.device)
-    score = row.x[ids] + g
-    return int(ids[torch.argmax(score)])  # torch.argmax returns the first maximal index
+# (row, token) pairs per Philox call: bounds the int64 temporaries of the batched noise.
+_NOISE_PAIRS = 1 << 22
+
+
+def _gumbel_argmax(logw: Sequence[torch.Tensor], keep: Sequence[torch.Tensor], seeds: Sequence[int],
+                   positions: Sequence[int], stream: int) -> list[int]:
+    """Gumbel-max draws of many rows at once: for each row r (logw[r], keep[r]: 1-D tensors of length V,
+    or the rows of 2-D tensors), the token
+
+        argmax over {t : keep[r][t]} of logw[r][t] + g(seeds[r], positions[r], stream, t),
+
+    ties to the lower token index (torch.argmax returns the first maximum). The score is computed in
+    logw's dtype. Every row must keep at least one token. One Philox call draws the noise of all (row,
+    token) pairs, each with its row's seed and position (rows in chunks of about _NOISE_PAIRS pairs): bit
+    for bit the noise `rng.gumbel(seed, position, stream, survivors)` gives row by row, computed on the
+    CPU as the row-by-row reference always did.
+    """
+    if len(logw) == 0:
+        return []
+    step = max(1, _NOISE_PAIRS // max(logw[0].numel(), 1))
+    out: list[int] = []
+    for lo in range(0, len(logw), step):
+        w = torch.stack(list(logw[lo: lo + step]))
+        k = torch.stack(list(keep[lo: lo + step]))
+        r, t = torch.nonzero(k.cpu(), as_tuple=True)
+        g = rng.gumbel(rng.as_int64(seeds[lo: lo + step])[r], rng.as_int64(positions[lo: lo + step])[r],
+                       stream, t)
+        r, t = r.to(w.device), t.to(w.device)
+        score = torch.full_like(w, _NEG_INF)
+        score[r, t] = w[r, t] + g.to(w.device, w.dtype)
+        out += torch.argmax(score, dim=1).tolist()
+    return out
 
 
 def _row_probs(row: _Row) -> torch.Tensor:
@@ -226,8 +255,11 @@ def _rows(logits, params, prompt_token_ids, output_token_ids, grammar_bitmask):
     params = _param_list(params, n)
     prompts = _token_lists(prompt_token_ids, n, "prompt_token_ids")
     outputs = _token_lists(output_token_ids, n, "output_token_ids")
+    checked: set[int] = set()
     for i in range(n):
-        params[i].validate(vocab_size=v, request=i)
+        if id(params[i]) not in checked:      # each distinct SamplingParams object is validated once
+            params[i].validate(vocab_size=v, request=i)
+            checked.add(id(params[i]))
         mask = None if grammar_bitmask is None else grammar_bitmask[i]
         yield params[i], _process_row(logits[i], params[i], prompts[i], outputs[i], mask)
 
@@ -274,25 +306,31 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
     n, _ = logits.shape
     pos = _positions(positions, n)
     dev = logits.device
-    tokens = torch.full((n,), -1, dtype=torch.int64, device=dev)
-    valid = torch.zeros(n, dtype=torch.bool, device=dev)
     logprob = torch.full((n,), float("nan"), dtype=torch.float32, device=dev)
     plist = _param_list(params, n)
     n_max = max([p.logprobs or 0 for p in plist], default=0)
     top_ids = torch.full((n, n_max), -1, dtype=torch.int64, device=dev)
     top_lp = torch.full((n, n_max), _NEG_INF, dtype=torch.float32, device=dev)
-    for i, (p, row) in enumerate(_rows(logits, plist, prompt_token_ids, output_token_ids, grammar_bitmask)):
+    # Every row is processed first; then one batched Gumbel-max draws the tokens of all stochastic rows.
+    rows = list(_rows(logits, plist, prompt_token_ids, output_token_ids, grammar_bitmask))
+    stochastic = [i for i, (_, row) in enumerate(rows) if row.valid and not row.greedy]
+    drawn = dict(zip(stochastic, _gumbel_argmax(
+        [rows[i][1].x for i in stochastic], [rows[i][1].keep for i in stochastic],
+        [plist[i].seed_u64 for i in stochastic], [pos[i] for i in stochastic], rng.STREAM_SAMPLE)))
+    toks = [-1] * n
+    for i, (p, row) in enumerate(rows):
         if not row.valid:
             if p.logprobs is not None:
                 top_lp[i, : p.logprobs] = float("nan")
             continue
-        tok = _greedy_token(row) if row.greedy else _gumbel_token(row, p.seed_u64, pos[i])
-        tokens[i], valid[i] = tok, True
+        tok = toks[i] = drawn[i] if i in drawn else _greedy_token(row)
         if p.logprobs is not None:
             lp, rank = _logprob_vector(logits[i], row, p.logprobs_mode)
             logprob[i] = lp[tok]
             ids, vals = _top_n(lp, rank, p.logprobs)
             top_ids[i, : p.logprobs], top_lp[i, : p.logprobs] = ids, vals.float()
+    tokens = torch.tensor(toks, dtype=torch.int64, device=dev)
+    valid = tokens >= 0
     return SampleOutput(tokens, valid, logprob, top_ids, top_lp,
                         exact=torch.ones(n, dtype=torch.bool, device=dev),
                         dropped_mass=torch.zeros(n, dtype=torch.float32, device=dev))
@@ -310,13 +348,6 @@ def _draft_q(draft_probs, b: int, l: int, v: int, d: int, device) -> torch.Tenso
     else:
         q[:] = draft_probs[b, l].double()
     return q
-
-
-def _draw_from(weights: torch.Tensor, seed: int, position: int, stream: int) -> int:
-    """Gumbel-max draw from unnormalized float64 weights, with the request's Philox noise."""
-    ids = torch.nonzero(weights > 0).flatten()
-    g = rng.gumbel(seed, position, stream, ids.cpu()).to(weights.device).double()
-    return int(ids[torch.argmax(torch.log(weights[ids]) + g)])
 
 
 def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *, positions,
@@ -343,58 +374,88 @@ def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *
     prompts = _token_lists(prompt_token_ids, bsz, "prompt_token_ids")
     outputs = _token_lists(output_token_ids, bsz, "output_token_ids")
     counts = [gamma] * bsz if num_draft_tokens is None else [int(c) for c in num_draft_tokens]
-    tokens = torch.full((bsz, gamma + 1), -1, dtype=torch.int64, device=dev)
-    logprob = torch.full((bsz, gamma + 1), float("nan"), dtype=torch.float32, device=dev)
-    n_emit = torch.zeros(bsz, dtype=torch.int64, device=dev)
-    n_acc = torch.zeros(bsz, dtype=torch.int64, device=dev)
-    valid = torch.ones(bsz, dtype=torch.bool, device=dev)
+    drafts: list[list[int]] = []
     for b in range(bsz):
-        p = plist[b]
-        p.validate(vocab_size=v, request=b)
+        plist[b].validate(vocab_size=v, request=b)
         if not 0 <= counts[b] <= gamma:
             raise ValueError(f"request {b}: num_draft_tokens must be in 0..{gamma}, got {counts[b]}")
-        drafts = [int(t) for t in draft_token_ids[b, : counts[b]].tolist()]
-        emitted: list[int] = []
-        for l in range(counts[b] + 1):
+        drafts.append([int(t) for t in draft_token_ids[b, : counts[b]].tolist()])
+    emitted: list[list[int]] = [[] for _ in range(bsz)]
+    valid = [True] * bsz
+    n_acc = [0] * bsz
+    rows: dict[tuple[int, int], _Row] = {}   # (b, l) -> processed target row l of request b
+
+    # Phase l handles target row l of every request still going (all of its drafts before l accepted).
+    # Each request follows the row-by-row rule of SEMANTICS.md section 5; the random numbers of a phase
+    # (acceptance uniforms, residual and bonus draws) are drawn in batched calls, each request with its
+    # own seed and position (row l generates position positions[b] + l).
+    going = list(range(bsz))
+    for l in range(gamma + 1):
+        accepted: list[int] = []           # requests whose draft d_l is accepted: they go on to row l + 1
+        bonus: list[int] = []              # stochastic requests drawing their bonus token from p_l
+        test: list[int] = []               # stochastic requests testing their draft d_l
+        for b in going:
+            p = plist[b]
             r = b * (gamma + 1) + l
             mask = None if grammar_bitmask is None else grammar_bitmask[r]
-            row = _process_row(target_logits[r], p, prompts[b], outputs[b] + drafts[:l], mask)
+            row = rows[b, l] = _process_row(target_logits[r], p, prompts[b], outputs[b] + drafts[b][:l], mask)
             if not row.valid:
                 valid[b] = False
-                break
-            if l == counts[b]:            # bonus position: an ordinary draw from p_l
-                tok = _greedy_token(row) if row.greedy else _gumbel_token(row, p.seed_u64, pos[b] + l)
-                emitted.append(tok)
-                break
-            d = drafts[l]
-            if row.greedy:
+            elif l == counts[b]:           # bonus position: an ordinary draw from p_l
+                if row.greedy:
+                    emitted[b].append(_greedy_token(row))
+                else:
+                    bonus.append(b)
+            elif row.greedy:               # accept while d_l is the target argmax, else emit the argmax
                 best = _greedy_token(row)
-                if d == best:
-                    emitted.append(d)
+                emitted[b].append(best)
+                if best == drafts[b][l]:
+                    accepted.append(b)
                     n_acc[b] += 1
-                    continue
-                emitted.append(best)
-                break
-            pl = _row_probs(row)
-            q = _draft_q(draft_probs, b, l, v, d, dev)
-            u = float(rng.uniforms(p.seed_u64, pos[b] + l, rng.STREAM_ACCEPT, torch.zeros(1, dtype=torch.int64)))
-            if pl[d] > 0 and u * q[d] <= pl[d]:
-                emitted.append(d)
-                n_acc[b] += 1
-                continue
+            else:
+                test.append(b)
+        if bonus:
+            drawn = _gumbel_argmax([rows[b, l].x for b in bonus], [rows[b, l].keep for b in bonus],
+                                   [plist[b].seed_u64 for b in bonus], [pos[b] + l for b in bonus],
+                                   rng.STREAM_SAMPLE)
+            for b, tok in zip(bonus, drawn):
+                emitted[b].append(tok)
+        if test:
+            # accept d iff u * q(d) <= p(d) (and p(d) > 0), u from the acceptance stream; float64
+            pl = torch.stack([_row_probs(rows[b, l]) for b in test])
+            q = torch.stack([_draft_q(draft_probs, b, l, v, drafts[b][l], dev) for b in test])
+            d = torch.tensor([drafts[b][l] for b in test], dtype=torch.int64, device=dev)
+            u = rng.uniforms(rng.as_int64([plist[b].seed_u64 for b in test]), rng.as_int64([pos[b] + l for b in test]),
+                             rng.STREAM_ACCEPT, torch.zeros(len(test), dtype=torch.int64))
+            at = torch.arange(len(test), device=dev)
+            pd, qd = pl[at, d], q[at, d]
+            accept = ((pd > 0) & (u.to(dev, torch.float64) * qd <= pd)).tolist()
+            # at the first rejection: a draw from normalize(max(0, p - q)), or from p itself where p <= q
+            # everywhere (numerically)
             resid = torch.clamp(pl - q, min=0.0)
-            if not (resid.sum() > 0):       # p <= q everywhere (numerically): fall back to p itself
-                resid = pl
-            emitted.append(_draw_from(resid, p.seed_u64, pos[b] + l, rng.STREAM_RESIDUAL))
-            break
-        n_emit[b] = len(emitted)
-        if emitted:
-            tokens[b, : len(emitted)] = torch.tensor(emitted, dtype=torch.int64, device=dev)
-        if p.logprobs is not None:
-            for l, tok in enumerate(emitted):
-                r = b * (gamma + 1) + l
-                mask = None if grammar_bitmask is None else grammar_bitmask[r]
-                row = _process_row(target_logits[r], p, prompts[b], outputs[b] + drafts[:l], mask)
-                lp, _ = _logprob_vector(target_logits[r], row, p.logprobs_mode)
+            empty = ~(resid.sum(dim=1) > 0)
+            resid[empty] = pl[empty]
+            rejected = [i for i, a in enumerate(accept) if not a]
+            drawn = _gumbel_argmax(torch.log(resid[rejected]), resid[rejected] > 0,
+                                   [plist[test[i]].seed_u64 for i in rejected], [pos[test[i]] + l for i in rejected],
+                                   rng.STREAM_RESIDUAL)
+            for i, tok in zip(rejected, drawn):
+                emitted[test[i]].append(tok)
+            for b, a in zip(test, accept):
+                if a:
+                    emitted[b].append(drafts[b][l])
+                    accepted.append(b)
+                    n_acc[b] += 1
+        going = sorted(accepted)
+
+    tokens = torch.tensor([e + [-1] * (gamma + 1 - len(e)) for e in emitted], dtype=torch.int64,
+                          device=dev).reshape(bsz, gamma + 1)
+    logprob = torch.full((bsz, gamma + 1), float("nan"), dtype=torch.float32, device=dev)
+    for b in range(bsz):
+        if plist[b].logprobs is not None:
+            for l, tok in enumerate(emitted[b]):
+                lp, _ = _logprob_vector(target_logits[b * (gamma + 1) + l], rows[b, l], plist[b].logprobs_mode)
                 logprob[b, l] = lp[tok]
-    return VerifyOutput(tokens, n_emit, n_acc, valid, logprob)
+    return VerifyOutput(tokens, torch.tensor([len(e) for e in emitted], dtype=torch.int64, device=dev),
+                        torch.tensor(n_acc, dtype=torch.int64, device=dev),
+                        torch.tensor(valid, dtype=torch.bool, device=dev), logprob)

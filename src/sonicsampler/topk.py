@@ -105,7 +105,7 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     def stage1():
         topk_stage1[(z, n)](logits, stride, v, cand, compact, nan, z,
                             BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
-                            num_warps=cfg.warps1)
+                            RANKED=cfg.strategy == "rank", num_warps=cfg.warps1)
 
     def stage2():
         topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,

@@ -24,6 +24,7 @@ import triton.language as tl
 
 from .bitonic import grow_and_fold, merge_sorted_desc, topk_sorted
 from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
+from .rank import kth_largest, store_top_sorted
 
 
 @triton.jit
@@ -72,16 +73,49 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
 
 
 @triton.jit
+def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                     M_LOG2: tl.constexpr, KEY64: tl.constexpr):
+    """tile_topk's selection with all-pairs ranking instead of sorting networks: tau is the E-th
+    largest of the 2E group maxima by rank, and the <= M filtered keys are stored straight to their
+    rank in `out_ptr` (as row keys), sorted descending."""
+    E: tl.constexpr = 2 ** E_LOG2
+    M: tl.constexpr = 2 ** M_LOG2
+    G: tl.constexpr = 2 * E
+    if BLOCK_LOG2 <= M_LOG2:
+        store_top_sorted(out_ptr, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
+    else:
+        gmax = tl.max(tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G]), axis=0)
+        tau = tl.maximum(kth_largest(gmax, G, E), 1)
+        sel = keys >= tau
+        n_sel = tl.sum(sel.to(tl.int32))
+        if n_sel <= M:
+            pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
+            tl.store(scratch + pos, keys, mask=sel)
+            tl.debug_barrier()
+            lane = tl.arange(0, M)
+            cands = tl.load(scratch + lane, mask=lane < n_sel, other=0)
+            store_top_sorted(out_ptr, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
+        else:
+            top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, 1)
+            tl.store(out_ptr + tl.arange(0, E), tile_keys_to_row_keys(top, tile_start, KEY64))
+
+
+@triton.jit
 def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
-                BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr):
+                BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                RANKED: tl.constexpr):
     tile = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
     slot = row * Z + tile
     keys, n_nan = load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2, KEY64)
     tl.store(nan_ptr + slot, n_nan)
-    top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
     start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-    tl.store(cand_ptr + slot * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+    out = cand_ptr + slot * (2 ** E_LOG2)
+    if RANKED:
+        tile_topk_ranked(keys, scratch_ptr + slot * (2 ** M_LOG2), out, start, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
+    else:
+        top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
+        tl.store(out + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
 
 
 @triton.jit

@@ -25,12 +25,15 @@ class TopKConfig:
     warps1: int = 4   # warps of a stage-1 program
     warps2: int = 4   # warps of a stage-2 program
     emit: int = 32    # keys each tile hands to stage 2 (power of two; capped at k rounded up)
+    strategy: str = "bitonic"   # small selections by sorting networks ("bitonic") or all-pairs ranks ("rank")
 
     def check(self):
         for name in ("block", "m", "emit"):
             v = getattr(self, name)
             if v and (v & (v - 1)):
                 raise ValueError(f"TopKConfig.{name} must be a power of two, got {v}")
+        if self.strategy not in ("bitonic", "rank"):
+            raise ValueError(f"TopKConfig.strategy must be 'bitonic' or 'rank', got {self.strategy!r}")
         if not 2 <= self.block <= 65536:
             raise ValueError(f"TopKConfig.block must be in [2, 65536], got {self.block}")
         return self
@@ -76,4 +79,5 @@ def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     block = e["block"]
     while block > 1024 and -(-vocab // block) < 8:
         block //= 2
-    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32))
+    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32),
+                      e.get("strategy", "bitonic"))

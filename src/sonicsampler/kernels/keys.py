@@ -14,11 +14,23 @@ import triton.language as tl
 
 
 @triton.jit
-def value_key16(x):
-    """bf16/fp16 values -> uint32 holding the 16-bit order-preserving key."""
-    bits = x.to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+def key16_from_bits(bits):
+    """Raw 16-bit float patterns (int32 in 0..0xFFFF) -> uint32 holding the order-preserving key."""
     bits = tl.where(bits == 0x8000, 0, bits)
     return tl.where(bits >= 0x8000, bits ^ 0xFFFF, bits | 0x8000).to(tl.uint32)
+
+
+@triton.jit
+def bits_from_key16(key):
+    """Inverse of key16_from_bits (-0.0 comes back as +0.0)."""
+    k = key.to(tl.int32)
+    return tl.where(k >= 0x8000, k ^ 0x8000, k ^ 0xFFFF)
+
+
+@triton.jit
+def value_key16(x):
+    """bf16/fp16 values -> uint32 holding the 16-bit order-preserving key."""
+    return key16_from_bits(x.to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF)
 
 
 @triton.jit
@@ -28,6 +40,13 @@ def value_key32(x):
     bits = tl.where(bits == 0x80000000, 0, bits)
     key = tl.where(bits >= 0x80000000, bits ^ 0xFFFFFFFF, bits | 0x80000000)
     return key.to(tl.uint64)
+
+
+@triton.jit
+def pack_bits16_keys(bits, local_idx, live):
+    """Tile keys from raw 16-bit patterns (the sampler's rounded processed values); 0 where not live."""
+    key = (key16_from_bits(bits) << 16) | (0xFFFF - local_idx).to(tl.uint32)
+    return tl.where(live, key, tl.zeros_like(key))
 
 
 @triton.jit

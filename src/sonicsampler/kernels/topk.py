@@ -119,6 +119,19 @@ def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
 
 
 @triton.jit
+def merge_tile_lists(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr):
+    """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 sorted keys each."""
+    E: tl.constexpr = 2 ** E_LOG2
+    z = tl.arange(0, 2 ** Z_LOG2)[:, None]
+    j = tl.arange(0, E)[None, :]
+    if Z_LOG2 > 0:
+        # Even tiles read reversed (ascending), odd tiles as written (descending): alternating blocks.
+        j = tl.where(z % 2 == 0, E - 1 - j, j)
+    cands = tl.load(cand_ptr + (row * Z + z) * E + j, mask=z < Z, other=0)
+    return grow_and_fold(tl.reshape(cands, [2] * (Z_LOG2 + E_LOG2)), Z_LOG2 + E_LOG2, E_LOG2, C_LOG2)
+
+
+@triton.jit
 def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, indices_ptr, scratch_ptr,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 M2_LOG2: tl.constexpr, KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr):
@@ -126,13 +139,7 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
     C: tl.constexpr = 2 ** C_LOG2
     ZP: tl.constexpr = 2 ** Z_LOG2
     row = tl.program_id(0).to(tl.int64)
-    z = tl.arange(0, ZP)[:, None]
-    j = tl.arange(0, E)[None, :]
-    if Z_LOG2 > 0:
-        # Even tiles read reversed (ascending), odd tiles as written (descending): alternating blocks.
-        j = tl.where(z % 2 == 0, E - 1 - j, j)
-    cands = tl.load(cand_ptr + (row * Z + z) * E + j, mask=z < Z, other=0)
-    top = grow_and_fold(tl.reshape(cands, [2] * (Z_LOG2 + E_LOG2)), Z_LOG2 + E_LOG2, E_LOG2, C_LOG2)
+    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
 
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:

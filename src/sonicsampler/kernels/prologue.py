@@ -1,0 +1,74 @@
+"""The logit-processing prologue (SEMANTICS.md section 1), applied in registers to any block of token
+ids of one row: stage 1 runs it on a tile, stage 2 on its gathered candidates, with identical arithmetic
+so both see the same fp32 values. Each step runs only for slots whose indicator bit asks for it, so a
+plain row reads nothing but its logits. The bit values are those of `sonicsampler/slots.py`.
+"""
+import triton
+import triton.language as tl
+
+REPETITION: tl.constexpr = 1 << 1
+FREQUENCY: tl.constexpr = 1 << 2
+PRESENCE: tl.constexpr = 1 << 3
+BIAS: tl.constexpr = 1 << 4
+TEMPERATURE: tl.constexpr = 1 << 5
+
+
+@triton.jit
+def _bit(words, idx):
+    # LSB-first bit `idx % 32` of each word; `& 1` after the shift, so the sign bit needs no care.
+    return ((words >> (idx & 31).to(tl.int32)) & 1) != 0
+
+
+@triton.jit
+def process(x, idx, live, row, slot, flags, V,
+            mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int64) of one row."""
+    if HAS_MASK:
+        w = tl.load(mask_ptr + row * mask_stride + (idx >> 5), mask=live, other=-1)
+        x = tl.where(_bit(w, idx), x, float("-inf"))
+    if (flags & (REPETITION | FREQUENCY | PRESENCE)) != 0:
+        c = tl.load(counts_ptr + slot * V + idx, mask=live, other=0)
+        if (flags & REPETITION) != 0:
+            pw = tl.load(prompt_mask_ptr + slot * words + (idx >> 5), mask=live, other=0)
+            r = tl.load(rep_ptr + slot)
+            seen = (c > 0) | _bit(pw, idx)
+            x = tl.where(seen, tl.where(x > 0, x / r, x * r), x)
+        if (flags & (FREQUENCY | PRESENCE)) != 0:
+            f = tl.load(freq_ptr + slot)
+            p = tl.load(pres_ptr + slot)
+            cf = c.to(tl.float32)
+            x = x - f * cf - p * (c > 0).to(tl.float32)
+    if (flags & BIAS) != 0:
+        n = tl.load(bias_count_ptr + slot)
+        j = 0
+        while j < n:
+            t = tl.load(bias_ids_ptr + slot * MAX_BIAS + j).to(tl.int64)
+            b = tl.load(bias_vals_ptr + slot * MAX_BIAS + j)
+            x = tl.where(idx == t, x + b, x)
+            j += 1
+    if (flags & TEMPERATURE) != 0:
+        x = x / tl.load(temp_ptr + slot)
+    return x
+
+
+@triton.jit
+def ranking_bits16(x, IS_BF16: tl.constexpr):
+    """fp32 values rounded to the input's 16-bit dtype (round to nearest even), as raw 16-bit patterns.
+
+    bf16 rounds with integer operations on the fp32 bits: the interpreter's float->bf16 cast truncates
+    while the GPU's rounds, and the ranking must not depend on which one runs."""
+    if IS_BF16:
+        b = x.to(tl.uint32, bitcast=True)
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).to(tl.int32)
+    else:
+        return x.to(tl.float16).to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+
+
+@triton.jit
+def bits16_to_f32(bits, IS_BF16: tl.constexpr):
+    if IS_BF16:
+        return (bits.to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    else:
+        return bits.to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)

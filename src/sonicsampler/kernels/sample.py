@@ -1,0 +1,211 @@
+"""The fused sampler's two stages (SEMANTICS.md sections 1-4).
+
+Stage 1, one program per (tile, row): the slot's prologue in registers, the tile's statistics (max and
+sum of exponentials of the processed and, for raw log-probability rows, raw logits; the count of NaN or
++inf processed values), and the tile's top C candidates ranked on the processed values rounded to the
+input dtype (fp32 inputs rank on fp32), as sorted 64-bit row keys.
+
+Stage 2, one program per row: merges the tile lists into the row's best C candidates, recomputes their
+fp32 processed values (same prologue), applies min-p, top-k and top-p, draws the Gumbel-max token with
+in-kernel Philox noise (greedy rows take the first candidate), writes the log-probabilities with
+full-vocabulary normalizers from the statistics, the per-row `exact` flag and the mass a bounded
+candidate set drops, and counts the token into the slot's output counts.
+
+Exactness of the bounded set, decided per row on the device: the survivors of truncation lie among the
+C candidates when top-k is active (k <= C), when min-p's threshold cuts inside the candidates, when
+the row has at most C selectable tokens, or when top-p's mass is reached inside the candidates
+(measured against the exact full-vocabulary normalizer when min-p does not apply). Otherwise the row is
+flagged inexact and the mass outside the candidates is reported.
+"""
+import triton
+import triton.language as tl
+
+from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
+from .prologue import bits16_to_f32, process, ranking_bits16
+from .rng import gumbel_noise
+from .topk import merge_tile_lists, tile_topk
+
+GREEDY: tl.constexpr = 1 << 6
+TOP_K: tl.constexpr = 1 << 7
+TOP_P: tl.constexpr = 1 << 8
+MIN_P: tl.constexpr = 1 << 9
+LOGPROBS: tl.constexpr = 1 << 10
+LOGPROBS_PROCESSED: tl.constexpr = 1 << 11
+N_STATS: tl.constexpr = 5   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
+
+
+@triton.jit
+def _max_sumexp(x, live):
+    ok = live & (x > float("-inf"))
+    m = tl.max(tl.where(ok, x, float("-inf")))
+    m_safe = tl.where(m > float("-inf"), m, 0.0)
+    return m, tl.sum(tl.where(ok, tl.exp(x - m_safe), 0.0))
+
+
+@triton.jit
+def sample_stage1(logits_ptr, stride_row, V, slots_ptr, flags_ptr,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  cand_ptr, scratch_ptr, stats_ptr, Z,
+                  BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
+                  KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    tile = tl.program_id(0)
+    row = tl.program_id(1).to(tl.int64)
+    slot = tl.load(slots_ptr + row).to(tl.int64)
+    flags = tl.load(flags_ptr + slot)
+    tile_id = row * Z + tile
+    local = tl.arange(0, 2 ** BLOCK_LOG2)
+    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
+    offs = start + local
+    inb = offs < V
+    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
+    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                HAS_MASK, MAX_BIAS)
+    bad = inb & ((x != x) | (x == float("inf")))
+    m_p, s_p = _max_sumexp(x, inb & ~bad)
+    st = stats_ptr + tile_id * N_STATS
+    tl.store(st + 0, m_p)
+    tl.store(st + 1, s_p)
+    if (flags & LOGPROBS) != 0:
+        m_r, s_r = _max_sumexp(raw, inb & (raw == raw))
+        tl.store(st + 2, m_r)
+        tl.store(st + 3, s_r)
+    tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))
+    live = inb & ~bad
+    if KEY64:
+        keys = pack_tile_keys(x, local, offs, live, True)
+    else:
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, live)
+    top = tile_topk(keys, scratch_ptr + tile_id * (2 ** M_LOG2), BLOCK_LOG2, C_LOG2, M_LOG2, 1)
+    tl.store(cand_ptr + tile_id * (2 ** C_LOG2) + tl.arange(0, 2 ** C_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+
+
+@triton.jit
+def _combine(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr):
+    """log(sum of exp) over the row's tiles from per-tile (max, sum-exp) pairs; -inf if nothing finite."""
+    z = tl.arange(0, ZP)
+    base = stats_ptr + (row * Z + z) * N_STATS + which
+    m = tl.load(base, mask=z < Z, other=float("-inf"))
+    s = tl.load(base + 1, mask=z < Z, other=0.0)
+    mm = tl.max(m)
+    mm_safe = tl.where(mm > float("-inf"), mm, 0.0)
+    total = tl.sum(tl.where(m > float("-inf"), s * tl.exp(m - mm_safe), 0.0))
+    return tl.where(total > 0, mm_safe + tl.log(total), float("-inf"))
+
+
+@triton.jit
+def _at(v, lane, i):
+    """Element i of a 1-D block (a scalar)."""
+    return tl.sum(tl.where(lane == i, v, tl.zeros_like(v)))
+
+
+@triton.jit
+def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                  cand_ptr, stats_ptr, Z,
+                  tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                  raw_lse_ptr, N_TOP,
+                  Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    row = tl.program_id(0).to(tl.int64)
+    slot = tl.load(slots_ptr + row).to(tl.int64)
+    flags = tl.load(flags_ptr + slot)
+    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, C_LOG2, C_LOG2)
+    lane = tl.arange(0, C)
+    real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
+    idx = tl.where(real, row_key_index(top), 0)
+    raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
+    x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                HAS_MASK, MAX_BIAS)
+    x = tl.where(real, x, NEG_INF)
+    if KEY64:
+        rank_val = x
+    else:
+        rank_val = tl.where(real, bits16_to_f32(bits_from_key16((top >> 32).to(tl.int32)), IS_BF16), NEG_INF)
+
+    zz = tl.arange(0, 2 ** Z_LOG2)
+    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
+    n_real = tl.sum(real.to(tl.int32))
+    valid = (n_bad == 0) & (n_real > 0) & ((flags & 1) != 0)
+    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
+
+    # Truncation: min-p, top-k, top-p; survivors are always a prefix of the candidate order.
+    keep = real
+    in_bound = n_real < C                                  # every selectable token is a candidate
+    if (flags & MIN_P) != 0:
+        thr = _at(rank_val, lane, 0) + tl.load(log_min_p_ptr + slot)
+        keep = keep & (rank_val >= thr)
+        in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
+    if (flags & TOP_K) != 0:
+        keep = keep & (lane < tl.load(top_k_ptr + slot))
+        in_bound = in_bound | (n_real >= 0)               # k <= C: always in bound
+    m = _at(x, lane, 0)
+    ex = tl.where(keep, tl.exp(x - m), 0.0)
+    kept_sum = tl.sum(ex)
+    # The survivors' normalizer: exact from the candidates when the set is in bound, else the full one.
+    log_norm = tl.where(in_bound, m + tl.log(kept_sum), lse_all)
+    probs = tl.exp(x - log_norm)
+    exact = in_bound
+    if (flags & TOP_P) != 0:
+        p_top = tl.load(top_p_ptr + slot)
+        p_kept = tl.where(keep, probs, 0.0)
+        before = tl.cumsum(p_kept, axis=0) - p_kept
+        reached = tl.sum(p_kept) >= p_top
+        exact = exact | (reached & ((flags & MIN_P) == 0))
+        keep = keep & (before < p_top)
+    dropped = tl.where(exact, 0.0, tl.maximum(1.0 - tl.sum(tl.where(keep, probs, 0.0)), 0.0))
+    # A greedy row's token is the first candidate whatever the bound: always exact.
+    exact = exact | ((flags & GREEDY) != 0)
+    dropped = tl.where((flags & GREEDY) != 0, 0.0, dropped)
+
+    # Selection.
+    if (flags & GREEDY) != 0:
+        choice = n_real * 0
+    else:
+        seed = tl.load(seed_ptr + slot)
+        pos = tl.load(positions_ptr + row)
+        score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
+        best = tl.max(score)
+        choice = tl.min(tl.where(score == best, lane, C))
+    token = _at(idx, lane, choice)
+    tl.store(tokens_ptr + row, tl.where(valid, token, -1))
+    tl.store(valid_ptr + row, valid.to(tl.int8))
+    tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
+    tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
+    if valid:
+        tl.atomic_add(counts_ptr + slot * V + token, 1)
+
+    # Log-probabilities.
+    if (flags & LOGPROBS) != 0:
+        n_top = tl.load(n_logprobs_ptr + slot)
+        t_lane = tl.arange(0, TOP_PAD)
+        if (flags & LOGPROBS_PROCESSED) != 0:
+            # Normalizer of the final survivors: the exact full-vocabulary one for untruncated rows,
+            # else the survivors' (exact when the row is exact, the bounded set's otherwise).
+            log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
+            log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
+            lp_vec = tl.where(keep, x - log_final, NEG_INF)
+            ids_vec = tl.where(keep, idx, -1)
+        else:
+            raw_lse = _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
+            tl.store(raw_lse_ptr + row, raw_lse)
+            lp_vec = tl.where(real, raw_c - raw_lse, NEG_INF)
+            ids_vec = tl.where(real, idx, -1)
+        tl.store(logprob_ptr + row, tl.where(valid, _at(lp_vec, lane, choice), float("nan")))
+        # The candidates are in raw order only for rows with no processing at all; the launcher says so
+        # (RAW_TOP_FROM_CANDIDATES) or writes raw top-n itself from an exact top-k of the logits.
+        if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
+            pick = lane[None, :] == t_lane[:, None]
+            sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1)
+            sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1)
+            asked = t_lane < n_top
+            tl.store(top_ids_ptr + row * N_TOP + t_lane, tl.where(asked, tl.where(valid, sel_ids, -1), -1), mask=t_lane < N_TOP)
+            tl.store(top_lp_ptr + row * N_TOP + t_lane,
+                     tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF), mask=t_lane < N_TOP)

@@ -1,0 +1,138 @@
+"""SlotTable: each admitted request's options, seed and token statistics, resident on the device.
+
+Written once per request (`assign`) and cleared at `release`; a decode step only reads it (and counts
+its sampled tokens into `counts` inside the kernels), so no host work or host-to-device copy of
+parameters happens per step. A host mirror of each slot's options lets the launcher make per-batch
+decisions (which optional work to compile in) without reading the device.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .errors import SamplingInputError
+from .params import SamplingParams
+
+# Indicator bits of a slot (kernels/prologue.py reads the same values).
+ACTIVE = 1 << 0
+REPETITION = 1 << 1
+FREQUENCY = 1 << 2
+PRESENCE = 1 << 3
+BIAS = 1 << 4
+TEMPERATURE = 1 << 5
+GREEDY = 1 << 6
+TOP_K = 1 << 7
+TOP_P = 1 << 8
+MIN_P = 1 << 9
+LOGPROBS = 1 << 10
+LOGPROBS_PROCESSED = 1 << 11
+
+# Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).
+REORDERING = REPETITION | FREQUENCY | PRESENCE | BIAS
+
+
+def indicator_bits(p: SamplingParams, vocab_size: int) -> int:
+    bits = ACTIVE
+    if p.repetition_penalty != 1.0:
+        bits |= REPETITION
+    if p.frequency_penalty != 0.0:
+        bits |= FREQUENCY
+    if p.presence_penalty != 0.0:
+        bits |= PRESENCE
+    if p.logit_bias:
+        bits |= BIAS
+    if p.greedy:
+        bits |= GREEDY
+    elif p.temperature != 1.0:
+        bits |= TEMPERATURE
+    if p.top_k_active(vocab_size):
+        bits |= TOP_K
+    if p.top_p < 1.0:
+        bits |= TOP_P
+    if p.min_p > 0.0:
+        bits |= MIN_P
+    if p.logprobs is not None:
+        bits |= LOGPROBS
+        if p.logprobs_mode == "processed":
+            bits |= LOGPROBS_PROCESSED
+    return bits
+
+
+class SlotTable:
+    def __init__(self, vocab_size: int, max_slots: int, device, max_bias: int = 64):
+        if vocab_size < 1 or max_slots < 1:
+            raise ValueError(f"vocab_size and max_slots must be >= 1, got {vocab_size}, {max_slots}")
+        self.vocab_size, self.max_slots, self.max_bias = vocab_size, max_slots, max_bias
+        self.device = torch.device(device)
+        d, s = self.device, max_slots
+        self.flags = torch.zeros(s, dtype=torch.int32, device=d)
+        self.temperature = torch.ones(s, dtype=torch.float32, device=d)
+        self.top_k = torch.zeros(s, dtype=torch.int32, device=d)
+        self.top_p = torch.ones(s, dtype=torch.float32, device=d)
+        self.log_min_p = torch.zeros(s, dtype=torch.float32, device=d)   # ln(min_p), computed on the host
+        self.repetition = torch.ones(s, dtype=torch.float32, device=d)
+        self.frequency = torch.zeros(s, dtype=torch.float32, device=d)
+        self.presence = torch.zeros(s, dtype=torch.float32, device=d)
+        self.seed = torch.zeros(s, dtype=torch.int64, device=d)             # uint64 bit pattern
+        self.n_logprobs = torch.zeros(s, dtype=torch.int32, device=d)
+        self.bias_ids = torch.zeros(s, max_bias, dtype=torch.int32, device=d)
+        self.bias_vals = torch.zeros(s, max_bias, dtype=torch.float32, device=d)
+        self.bias_count = torch.zeros(s, dtype=torch.int32, device=d)
+        self.words = -(-vocab_size // 32)
+        self.prompt_mask = torch.zeros(s, self.words, dtype=torch.int32, device=d)
+        # Output-token counts for the penalties: max_slots x vocab_size int32 (e.g. 256 x 151936 x 4 B =
+        # 156 MB); dense so that the prologue reads a tile's counts with one coalesced load.
+        self.counts = torch.zeros(s, vocab_size, dtype=torch.int32, device=d)
+        self.host: list[SamplingParams | None] = [None] * s
+        self.host_flags = [0] * s
+
+    def _check_slot(self, slot) -> int:
+        if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < self.max_slots:
+            raise SamplingInputError("slot", f"must be an integer in 0..{self.max_slots - 1}, got {slot!r}", slot)
+        return slot
+
+    def assign(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
+        """Admit a request: validate against the vocabulary, draw its seed if needed, write its row."""
+        slot = self._check_slot(slot)
+        if not isinstance(params, SamplingParams):
+            raise SamplingInputError("params", f"must be a SamplingParams, got {type(params).__name__}", slot)
+        p = params.validate(vocab_size=self.vocab_size, request=slot).resolved()
+        bias = dict(p.logit_bias or {})
+        if len(bias) > self.max_bias:
+            raise SamplingInputError("logit_bias", f"has {len(bias)} entries; this Sampler holds at most "
+                                     f"{self.max_bias} (Sampler(max_bias=...))", slot)
+        prompt = [int(t) for t in (prompt_token_ids.tolist() if torch.is_tensor(prompt_token_ids) else prompt_token_ids)]
+        bad = [t for t in prompt if not 0 <= t < self.vocab_size]
+        if bad:
+            raise SamplingInputError("prompt_token_ids", f"token {bad[0]} is outside the vocabulary of size "
+                                     f"{self.vocab_size}", slot)
+        bits = indicator_bits(p, self.vocab_size)
+        self.flags[slot] = bits
+        self.temperature[slot] = p.temperature if p.temperature > 0 else 1.0
+        self.top_k[slot] = p.top_k if p.top_k_active(self.vocab_size) else 0
+        self.top_p[slot] = p.top_p
+        self.log_min_p[slot] = math.log(p.min_p) if p.min_p > 0 else -math.inf
+        self.repetition[slot] = p.repetition_penalty
+        self.frequency[slot] = p.frequency_penalty
+        self.presence[slot] = p.presence_penalty
+        self.seed[slot] = p.seed_u64 - (1 << 64) if p.seed_u64 >= (1 << 63) else p.seed_u64
+        self.n_logprobs[slot] = p.logprobs or 0
+        self.bias_count[slot] = len(bias)
+        if bias:
+            self.bias_ids[slot, : len(bias)] = torch.tensor(list(bias.keys()), dtype=torch.int32)
+            self.bias_vals[slot, : len(bias)] = torch.tensor(list(bias.values()), dtype=torch.float32)
+        mask = torch.zeros(self.words * 32, dtype=torch.bool)
+        if prompt:
+            mask[torch.tensor(prompt)] = True
+        weights = (1 << torch.arange(32, dtype=torch.int64))
+        words = (mask.view(self.words, 32).to(torch.int64) * weights).sum(1)
+        self.prompt_mask[slot] = (words - (words >= (1 << 31)).to(torch.int64) * (1 << 32)).to(torch.int32)
+        self.counts[slot].zero_()
+        self.host[slot], self.host_flags[slot] = p, bits
+        return p
+
+    def release(self, slot: int) -> None:
+        slot = self._check_slot(slot)
+        self.flags[slot] = 0
+        self.host[slot], self.host_flags[slot] = None, 0

@@ -7,7 +7,6 @@ reference's survivor set fits the candidate bound, except for the one documented
 (min-p not cutting inside the bound, combined with top-p). Inexact rows report the mass outside
 the candidates, checked against the reference's distribution.
 """
-import math
 
 import pytest
 import torch

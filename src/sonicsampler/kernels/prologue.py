@@ -6,11 +6,11 @@ plain row reads nothing but its logits. The bit values are those of `sonicsample
 import triton
 import triton.language as tl
 
-REPETITION: tl.constexpr = 1 << 1
-FREQUENCY: tl.constexpr = 1 << 2
-PRESENCE: tl.constexpr = 1 << 3
-BIAS: tl.constexpr = 1 << 4
-TEMPERATURE: tl.constexpr = 1 << 5
+REPETITION = tl.constexpr(1 << 1)
+FREQUENCY = tl.constexpr(1 << 2)
+PRESENCE = tl.constexpr(1 << 3)
+BIAS = tl.constexpr(1 << 4)
+TEMPERATURE = tl.constexpr(1 << 5)
 
 
 @triton.jit

@@ -25,13 +25,13 @@ from .prologue import bits16_to_f32, process, ranking_bits16
 from .rng import gumbel_noise
 from .topk import merge_tile_lists, tile_topk
 
-GREEDY: tl.constexpr = 1 << 6
-TOP_K: tl.constexpr = 1 << 7
-TOP_P: tl.constexpr = 1 << 8
-MIN_P: tl.constexpr = 1 << 9
-LOGPROBS: tl.constexpr = 1 << 10
-LOGPROBS_PROCESSED: tl.constexpr = 1 << 11
-N_STATS: tl.constexpr = 5   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
+GREEDY = tl.constexpr(1 << 6)
+TOP_K = tl.constexpr(1 << 7)
+TOP_P = tl.constexpr(1 << 8)
+MIN_P = tl.constexpr(1 << 9)
+LOGPROBS = tl.constexpr(1 << 10)
+LOGPROBS_PROCESSED = tl.constexpr(1 << 11)
+N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
 
 
 @triton.jit

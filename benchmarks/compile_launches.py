@@ -34,7 +34,6 @@ def signature_of(fn, args, kwargs):
 
 def capture(kernels, call):
     seen = []
-    originals = {k: k.__getitem__ for k in kernels}
 
     class Launch:
         def __init__(self, fn, grid):

@@ -4,6 +4,8 @@ Kept apart from baselines.py so that the issues adding kernels touch only this f
 """
 from __future__ import annotations
 
+import torch
+
 from benchmarks import cases  # noqa: F401  (registers the cases)
 from benchmarks.harness import register
 
@@ -16,3 +18,18 @@ except Exception as e:  # e.g. src/ not on the path on the GPU machine: say so, 
 # callable(): `sonicsampler.topk` is also the name of a submodule, an attribute once anything imports it.
 if ss is not None and hasattr(ss, "topk") and callable(ss.topk):
     register("topk", "sonicsampler", lambda cfg: lambda inp: ss.topk(inp["logits"], cfg["k"]))
+
+
+def f_sonicsampler_sample(cfg):
+    """The fused Sampler, slots and positions as device tensors (the CUDA-graph path)."""
+    n, v = cfg["rows"], cfg["V"]
+    s = ss.Sampler(v, n, "cuda")
+    for i in range(n):
+        s.add_request(i, ss.SamplingParams(temperature=cfg["T"], top_k=cfg["k"], top_p=cfg["p"], seed=i))
+    slots = torch.arange(n, device="cuda", dtype=torch.int64)
+    positions = torch.zeros(n, device="cuda", dtype=torch.int64)
+    return lambda inp: s.sample(inp["logits"], slots, positions).tokens
+
+
+if ss is not None and hasattr(ss, "Sampler"):
+    register("sample", "sonicsampler", f_sonicsampler_sample)

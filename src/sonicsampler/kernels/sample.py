@@ -14,8 +14,8 @@ candidate set drops, and counts the token into the slot's output counts.
 Exactness of the bounded set, decided per row on the device: the survivors of truncation lie among the
 C candidates when top-k is active (k <= C), when min-p's threshold cuts inside the candidates, when
 the row has at most C selectable tokens, or when top-p's mass is reached inside the candidates
-(measured against the exact full-vocabulary normalizer when min-p does not apply). Otherwise the row is
-flagged inexact and the mass outside the candidates is reported.
+(measured against the exact full-vocabulary normalizer, so only when neither min-p nor top-k acts
+before top-p). Otherwise the row is flagged inexact and the mass outside the candidates is reported.
 """
 import triton
 import triton.language as tl
@@ -144,8 +144,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
         keep = keep & (rank_val >= thr)
         in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
     if (flags & TOP_K) != 0:
-        keep = keep & (lane < tl.load(top_k_ptr + slot))
-        in_bound = in_bound | (n_real >= 0)               # k <= C: always in bound
+        k = tl.load(top_k_ptr + slot)
+        keep = keep & (lane < k)
+        in_bound = in_bound | (k <= C)                     # a top-k above the bound is not in bound
     m = _at(x, lane, 0)
     ex = tl.where(keep, tl.exp(x - m), 0.0)
     kept_sum = tl.sum(ex)
@@ -158,7 +159,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
         p_kept = tl.where(keep, probs, 0.0)
         before = tl.cumsum(p_kept, axis=0) - p_kept
         reached = tl.sum(p_kept) >= p_top
-        exact = exact | (reached & ((flags & MIN_P) == 0))
+        # Reaching p inside the candidates settles the set only if the normalizer was the exact one:
+        # the full vocabulary's, i.e. with neither min-p nor top-k (top-k above the bound) before top-p.
+        exact = exact | (reached & ((flags & (MIN_P | TOP_K)) == 0))
         keep = keep & (before < p_top)
     dropped = tl.where(exact, 0.0, tl.maximum(1.0 - tl.sum(tl.where(keep, probs, 0.0)), 0.0))
     # A greedy row's token is the first candidate whatever the bound: always exact.

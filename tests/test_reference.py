@@ -629,3 +629,166 @@ class TestVerify:
                        positions=[0], prompt_token_ids=[[3]])
         assert out.tokens.tolist() == [[1, 2, 0]]
         assert out.num_accepted.tolist() == [2]
+
+
+# =================================================================================================
+# Batched noise: the reference draws the noise of many rows in batched Philox calls; regression test
+# against the row-by-row path (one scalar rng call per row, as the reference originally did)
+# =================================================================================================
+def _random_params(g, v: int) -> SamplingParams:
+    kw = dict(seed=g.choice([0, 7, 2**32 + 7, 2**63 - 1, 2**63, 2**63 + 99, 2**64 - 1, -1])
+              if g.random() < 0.4 else g.randrange(-(2**63), 2**64))
+    r = g.random()
+    if r < 0.15:
+        kw["temperature"] = 0.0
+    elif r < 0.6:
+        kw["temperature"] = g.choice([0.3, 0.7, 1.5, 2.0])
+    for name, p, values in [("top_k", 0.4, [1, 2, 3, 10, v, v + 3]), ("top_p", 0.4, [1e-6, 0.5, 0.9, 1.0]),
+                            ("min_p", 0.3, [0.01, 0.2, 1.0]), ("repetition_penalty", 0.3, [0.5, 1.2, 2.0]),
+                            ("frequency_penalty", 0.3, [-0.5, 0.3, 1.0]), ("presence_penalty", 0.3, [-1.0, 0.5])]:
+        if g.random() < p:
+            kw[name] = g.choice(values)
+    if g.random() < 0.3:
+        kw["logit_bias"] = {g.randrange(v): g.choice([-INF, -2.0, 0.5, 3.0]) for _ in range(g.randint(1, 3))}
+    if g.random() < 0.2:
+        kw["logprobs"], kw["logprobs_mode"] = g.choice([0, 3]), g.choice(["raw", "processed"])
+    return SamplingParams(**kw)
+
+
+def _random_logits(g, n: int, v: int, dtype) -> torch.Tensor:
+    tg = torch.Generator().manual_seed(g.randrange(2**31))
+    x = torch.randn(n, v, generator=tg) * g.choice([0.1, 1.0, 5.0])
+    if g.random() < 0.3:
+        x = torch.round(x * 2) / 2                    # many exact ties
+    if g.random() < 0.2:
+        x[:, torch.randperm(v, generator=tg)[: v // 3]] = -INF
+    for i in range(n):
+        if g.random() < 0.03:
+            x[i, g.randrange(v)] = NAN
+    return x.to(dtype)
+
+
+def _random_position(g) -> int:
+    r = g.random()
+    if r < 0.4:
+        return g.choice([0, 2**32 - 1, 2**32, 2**32 + 5, 2**40 + 3, 2**63, 2**64 - 3, 2**64 - 1])
+    return g.randrange(2**64) if r < 0.7 else g.randrange(10**6)
+
+
+def _rowwise_gumbel_token(row, seed: int, position: int, stream: int) -> int:
+    ids = torch.nonzero(row.keep).flatten()
+    g = rng.gumbel(seed, position, stream, ids)       # one scalar call per row
+    return int(ids[torch.argmax(row.x[ids] + g)])
+
+
+@pytest.mark.parametrize("batch", range(6))
+def test_sample_batched_noise_equals_rowwise(batch):
+    import random
+    g = random.Random(1000 + batch)
+    n, v = 60, g.choice([2, 5, 17, 64, 257])
+    dtype = g.choice([torch.float32, torch.bfloat16, torch.float16])
+    logits = _random_logits(g, n, v, dtype)
+    plist = [_random_params(g, v) for _ in range(n)]
+    pos = [_random_position(g) for _ in range(n)]
+    prompts = [[g.randrange(v) for _ in range(g.randint(0, 4))] for _ in range(n)]
+    outputs = [[g.randrange(v) for _ in range(g.randint(0, 5))] for _ in range(n)]
+    mask = None
+    if g.random() < 0.5:
+        mask = torch.randint(-(2**31), 2**31, (n, (v + 31) // 32), generator=torch.Generator().manual_seed(batch),
+                             dtype=torch.int64).to(torch.int32)
+    out = R.sample(logits, plist, positions=pos, prompt_token_ids=prompts, output_token_ids=outputs,
+                   grammar_bitmask=mask)
+    kinds = set()
+    for i in range(n):
+        row = R._process_row(logits[i], plist[i], prompts[i], outputs[i], None if mask is None else mask[i])
+        if not row.valid:
+            expected = -1
+        elif row.greedy:
+            expected = int(R._order(row.rank, row.keep)[0])
+        else:
+            expected = _rowwise_gumbel_token(row, plist[i].seed_u64, pos[i], rng.STREAM_SAMPLE)
+            kinds.add(int(row.keep.sum()) > 1)
+        assert int(out.tokens[i]) == expected, (batch, i, plist[i], pos[i])
+        assert bool(out.valid[i]) == (expected >= 0)
+    assert True in kinds                          # stochastic rows with a real choice were drawn
+
+
+def _rowwise_verify(logits, drafts, plist, pos, counts, draft_probs, prompts, outputs):
+    """SEMANTICS.md section 5 request by request, with one scalar rng call per random number."""
+    bsz, gamma = drafts.shape
+    v = logits.shape[1]
+    tokens, n_acc, valid = [], [], []
+    for b in range(bsz):
+        p, ds, emitted, acc, ok = plist[b], drafts[b].tolist(), [], 0, True
+        for l in range(counts[b] + 1):
+            row = R._process_row(logits[b * (gamma + 1) + l], p, prompts[b], outputs[b] + ds[:l], None)
+            if not row.valid:
+                ok = False
+                break
+            best = int(R._order(row.rank, row.keep)[0])
+            if l == counts[b]:
+                emitted.append(best if row.greedy else _rowwise_gumbel_token(row, p.seed_u64, pos[b] + l, 0))
+                break
+            d = ds[l]
+            if row.greedy:
+                emitted.append(best)
+                if d != best:
+                    break
+                acc += 1
+                continue
+            pl = R._row_probs(row)
+            q = R._draft_q(draft_probs, b, l, v, d, logits.device)
+            u = float(rng.uniforms(p.seed_u64, pos[b] + l, rng.STREAM_ACCEPT, torch.zeros(1, dtype=torch.int64)))
+            if pl[d] > 0 and u * q[d] <= pl[d]:
+                emitted.append(d)
+                acc += 1
+                continue
+            resid = torch.clamp(pl - q, min=0.0)
+            if not (resid.sum() > 0):
+                resid = pl
+            ids = torch.nonzero(resid > 0).flatten()
+            g = rng.gumbel(p.seed_u64, pos[b] + l, rng.STREAM_RESIDUAL, ids).double()
+            emitted.append(int(ids[torch.argmax(torch.log(resid[ids]) + g)]))
+            break
+        tokens.append(emitted + [-1] * (gamma + 1 - len(emitted)))
+        n_acc.append(acc)
+        valid.append(ok)
+    return tokens, n_acc, valid
+
+
+@pytest.mark.parametrize("batch", range(6))
+def test_verify_batched_noise_equals_rowwise(batch):
+    import random
+    g = random.Random(2000 + batch)
+    bsz, v, gamma = 50, g.choice([3, 5, 17, 64]), g.choice([1, 2, 3])
+    logits = _random_logits(g, bsz * (gamma + 1), v, g.choice([torch.float32, torch.bfloat16]))
+    plist = [_random_params(g, v) for _ in range(bsz)]
+    pos = [_random_position(g) for _ in range(bsz)]
+    tg = torch.Generator().manual_seed(batch)
+    # drafts: often the target argmax, so that chains run long
+    drafts = torch.randint(0, v, (bsz, gamma), generator=tg)
+    top = torch.nan_to_num(logits.float(), nan=0.0).reshape(bsz, gamma + 1, v)[:, :gamma].argmax(-1)
+    drafts = torch.where(torch.rand(bsz, gamma, generator=tg) < 0.6, top, drafts)
+    kind = ["none", "dense", "sparse"][batch % 3]
+    dp = None
+    if kind == "dense":
+        near = torch.nan_to_num(logits.double(), nan=0.0, neginf=-30.0).reshape(bsz, gamma + 1, v)[:, :gamma]
+        dp = torch.softmax(near + torch.randn(bsz, gamma, v, generator=tg, dtype=torch.float64), dim=-1)
+    elif kind == "sparse":
+        k = min(3, v)
+        ids = torch.stack([torch.randperm(v, generator=tg)[:k] for _ in range(bsz * gamma)]).reshape(bsz, gamma, k)
+        ids[..., 0] = drafts
+        ids[..., -1] = torch.where(torch.rand(bsz, gamma, generator=tg) < 0.5, -1, ids[..., -1])
+        pr = torch.where(ids >= 0, torch.rand(bsz, gamma, k, generator=tg, dtype=torch.float64), 0.0)
+        dp = R.SparseDraftProbs(ids, pr / pr.sum(-1, keepdim=True))
+    counts = [g.randint(0, gamma) if g.random() < 0.3 else gamma for _ in range(bsz)]
+    prompts = [[g.randrange(v) for _ in range(g.randint(0, 3))] for _ in range(bsz)]
+    outputs = [[g.randrange(v) for _ in range(g.randint(0, 4))] for _ in range(bsz)]
+    out = R.verify(logits, drafts, plist, positions=pos, num_draft_tokens=counts, draft_probs=dp,
+                   prompt_token_ids=prompts, output_token_ids=outputs)
+    tokens, n_acc, valid = _rowwise_verify(logits, drafts, plist, pos, counts, dp, prompts, outputs)
+    assert out.tokens.tolist() == tokens
+    assert out.num_accepted.tolist() == n_acc
+    assert out.valid.tolist() == valid
+    assert out.num_emitted.tolist() == [sum(t >= 0 for t in row) for row in tokens]
+    assert len(set(n_acc)) > 1                    # both early rejections and longer chains occur

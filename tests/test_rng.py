@@ -92,6 +92,45 @@ def test_negative_seed_is_taken_modulo_2_64():
     assert torch.equal(rng.uniforms(-(2**63), 3, 0, t), rng.uniforms(2**63, 3, 0, t))
 
 
+def test_as_int64_holds_the_uint64_bit_pattern():
+    t = rng.as_int64([0, 1, 2**63 - 1, 2**63, 2**64 - 1, -1, -(2**63), 2**64 + 5])
+    assert t.dtype == torch.int64
+    assert t.tolist() == [0, 1, 2**63 - 1, -(2**63), -1, -1, -(2**63), 5]
+
+
+def test_tensor_seeds_and_positions_match_scalar_calls():
+    """Per-element seeds and positions as int64 tensors (uint64 bit patterns: negative for values >= 2**63),
+    broadcast against the tokens, give element for element the scalar call's value, for every function."""
+    tokens = torch.tensor([0, 1, 2, 3, 5, 6, 4097, 150_001, 2**31 - 1], dtype=torch.int64)
+    pairs = [(s, q) for s in SEEDS + [-1, -(2**63)] for q in POSITIONS + [2**63 + 5, U64 - 1]]
+    seed_t = rng.as_int64([s for s, _ in pairs])[:, None]            # (P, 1)
+    pos_t = rng.as_int64([q for _, q in pairs])[:, None]
+    for stream in (0, 1, 2):
+        grid = rng.random_words(seed_t, pos_t, stream, tokens[None, :])                     # (P, T)
+        flat = rng.uniforms(seed_t.expand(-1, tokens.numel()).flatten(),                     # (P * T,)
+                            pos_t.expand(-1, tokens.numel()).flatten(), stream, tokens.repeat(len(pairs)))
+        for i, (s, q) in enumerate(pairs):
+            assert torch.equal(grid[i], rng.random_words(s, q, stream, tokens)), (s, q, stream)
+            assert torch.equal(flat.view(len(pairs), -1)[i], rng.uniforms(s, q, stream, tokens)), (s, q, stream)
+            if i % 7 == 0:
+                assert flat.view(len(pairs), -1)[i, 4].item() == py_uniform(s, q, stream, 5)
+    # mixed forms: tensor seed with an int position and vice versa; gumbel likewise
+    s, q = 2**63 + 12345, 2**40 + 1
+    one_s, one_q = rng.as_int64([s]), rng.as_int64([q])
+    assert torch.equal(rng.uniforms(one_s, q, 1, tokens), rng.uniforms(s, q, 1, tokens))
+    assert torch.equal(rng.uniforms(s, one_q, 1, tokens), rng.uniforms(s, q, 1, tokens))
+    assert torch.equal(rng.gumbel(seed_t, pos_t, 2, tokens)[3], rng.gumbel(*pairs[3], 2, tokens))
+    # Philox itself with per-element keys: the Random123 known answers, two keys in one call
+    got = rng.philox4x32(rng.as_int64([k[0] | (k[1] << 32) for _, k, _ in PHILOX_KAT]),
+                         *(torch.tensor([c[j] for c, _, _ in PHILOX_KAT]) for j in range(4)))
+    assert [tuple(int(w[i]) for w in got) for i in range(len(PHILOX_KAT))] == [e for _, _, e in PHILOX_KAT]
+
+
+def test_tensor_seed_must_be_int64():
+    with pytest.raises(TypeError, match="int64"):
+        rng.uniforms(torch.tensor([1], dtype=torch.int32), 0, 0, torch.arange(4))
+
+
 def test_conversion_extremes():
     w = torch.tensor([0, 1, 511, 512, 2**31, M32 - 511, M32], dtype=torch.int64)
     u = rng.words_to_uniform(w)

@@ -173,8 +173,9 @@ def _greedy_token(row: _Row) -> int:
     return int(_order(row.rank, row.keep)[0])
 
 
-# (row, token) pairs per Philox call: bounds the int64 temporaries of the batched noise.
-_NOISE_PAIRS = 1 << 22
+# (row, token) pairs per batched Philox call: bounds its int64 temporaries (~0.5 MiB each; much larger
+# ones only add page faults, ~150 tensor ops allocate one each).
+_NOISE_PAIRS = 1 << 16
 
 
 def _gumbel_argmax(logw: Sequence[torch.Tensor], keep: Sequence[torch.Tensor], seeds: Sequence[int],
@@ -185,18 +186,18 @@ def _gumbel_argmax(logw: Sequence[torch.Tensor], keep: Sequence[torch.Tensor], s
         argmax over {t : keep[r][t]} of logw[r][t] + g(seeds[r], positions[r], stream, t),
 
     ties to the lower token index (torch.argmax returns the first maximum). The score is computed in
-    logw's dtype. Every row must keep at least one token. One Philox call draws the noise of all (row,
-    token) pairs, each with its row's seed and position (rows in chunks of about _NOISE_PAIRS pairs): bit
-    for bit the noise `rng.gumbel(seed, position, stream, survivors)` gives row by row, computed on the
-    CPU as the row-by-row reference always did.
+    logw's dtype. Every row must keep at least one token. Batched Philox calls draw the noise of all
+    (row, token) pairs, each pair with its row's seed and position (rows in chunks of about _NOISE_PAIRS
+    pairs): bit for bit the noise `rng.gumbel(seed, position, stream, survivors)` gives row by row,
+    computed on the CPU as the row-by-row reference always did.
     """
     if len(logw) == 0:
         return []
     step = max(1, _NOISE_PAIRS // max(logw[0].numel(), 1))
     out: list[int] = []
     for lo in range(0, len(logw), step):
-        w = torch.stack(list(logw[lo: lo + step]))
-        k = torch.stack(list(keep[lo: lo + step]))
+        w = logw[lo: lo + step] if torch.is_tensor(logw) else torch.stack(list(logw[lo: lo + step]))
+        k = keep[lo: lo + step] if torch.is_tensor(keep) else torch.stack(list(keep[lo: lo + step]))
         r, t = torch.nonzero(k.cpu(), as_tuple=True)
         g = rng.gumbel(rng.as_int64(seeds[lo: lo + step])[r], rng.as_int64(positions[lo: lo + step])[r],
                        stream, t)
@@ -375,8 +376,11 @@ def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *
     outputs = _token_lists(output_token_ids, bsz, "output_token_ids")
     counts = [gamma] * bsz if num_draft_tokens is None else [int(c) for c in num_draft_tokens]
     drafts: list[list[int]] = []
+    checked: set[int] = set()
     for b in range(bsz):
-        plist[b].validate(vocab_size=v, request=b)
+        if id(plist[b]) not in checked:       # each distinct SamplingParams object is validated once
+            plist[b].validate(vocab_size=v, request=b)
+            checked.add(id(plist[b]))
         if not 0 <= counts[b] <= gamma:
             raise ValueError(f"request {b}: num_draft_tokens must be in 0..{gamma}, got {counts[b]}")
         drafts.append([int(t) for t in draft_token_ids[b, : counts[b]].tolist()])

@@ -41,6 +41,21 @@ def load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2: tl.constexp
 
 
 @triton.jit
+def compact_at_least(keys, tau, scratch, M_LOG2: tl.constexpr):
+    """The keys >= tau, compacted in index order into a zero-padded block of M = 2**M_LOG2 through
+    `scratch`, and their count. The block holds them all only when the count is <= M (beyond that
+    nothing is written, and the caller takes its fallback)."""
+    M: tl.constexpr = 2 ** M_LOG2
+    sel = keys >= tau
+    n_sel = tl.sum(sel.to(tl.int32))
+    pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
+    tl.store(scratch + pos, keys, mask=sel & (n_sel <= M))
+    tl.debug_barrier()
+    lane = tl.arange(0, M)
+    return tl.load(scratch + lane, mask=lane < n_sel, other=0), n_sel
+
+
+@triton.jit
 def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
               DESCENDING: tl.constexpr):
     """Exact top 2**E_LOG2 of 2**BLOCK_LOG2 distinct packed keys (0 = empty), sorted.
@@ -56,16 +71,9 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
         # Strided groups (group g holds the lanes = g mod 2E): the padding of a partial last tile
         # spreads over all groups instead of emptying some and dragging tau down.
         gmax = tl.max(tl.reshape(keys, [2 ** (BLOCK_LOG2 - G_LOG2), 2 ** G_LOG2]), axis=0)
-        tau = tl.min(topk_sorted(gmax, G_LOG2, E_LOG2, 1))
-        tau = tl.maximum(tau, 1)
-        sel = keys >= tau
-        n_sel = tl.sum(sel.to(tl.int32))
+        tau = tl.maximum(tl.min(topk_sorted(gmax, G_LOG2, E_LOG2, 1)), 1)
+        cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
         if n_sel <= M:
-            pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
-            tl.store(scratch + pos, keys, mask=sel)
-            tl.debug_barrier()
-            lane = tl.arange(0, M)
-            cands = tl.load(scratch + lane, mask=lane < n_sel, other=0)
             top = topk_sorted(cands, M_LOG2, E_LOG2, DESCENDING)
         else:
             top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, DESCENDING)
@@ -86,14 +94,8 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
     else:
         gmax = tl.max(tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G]), axis=0)
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
-        sel = keys >= tau
-        n_sel = tl.sum(sel.to(tl.int32))
+        cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
         if n_sel <= M:
-            pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
-            tl.store(scratch + pos, keys, mask=sel)
-            tl.debug_barrier()
-            lane = tl.arange(0, M)
-            cands = tl.load(scratch + lane, mask=lane < n_sel, other=0)
             store_top_sorted(out_ptr, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
         else:
             top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, 1)

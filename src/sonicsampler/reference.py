@@ -23,39 +23,10 @@ from typing import Sequence
 import torch
 
 from . import rng
+from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import SamplingParams
 
 _NEG_INF = float("-inf")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Outputs
-# ---------------------------------------------------------------------------------------------------
-@dataclass
-class SampleOutput:
-    tokens: torch.Tensor          # (N,) int64, -1 where invalid
-    valid: torch.Tensor           # (N,) bool
-    logprob: torch.Tensor         # (N,) float32, log-probability of the sampled token (NaN if not asked)
-    top_token_ids: torch.Tensor   # (N, n_max) int64, padded with -1
-    top_logprobs: torch.Tensor    # (N, n_max) float32, padded with -inf
-    exact: torch.Tensor           # (N,) bool: the selected set is exact (always True here)
-    dropped_mass: torch.Tensor    # (N,) float32: probability mass a bounded path dropped (0 here)
-
-
-@dataclass
-class SparseDraftProbs:
-    """A draft distribution given on a candidate set: token_ids (B, γ, K) padded with -1, probs (B, γ, K)."""
-    token_ids: torch.Tensor
-    probs: torch.Tensor
-
-
-@dataclass
-class VerifyOutput:
-    tokens: torch.Tensor          # (B, γ+1) int64, emitted tokens padded with -1
-    num_emitted: torch.Tensor     # (B,) int64
-    num_accepted: torch.Tensor    # (B,) int64
-    valid: torch.Tensor           # (B,) bool: False if a target row it needed was invalid
-    logprob: torch.Tensor         # (B, γ+1) float32, NaN where nothing emitted or not asked
 
 
 # ---------------------------------------------------------------------------------------------------

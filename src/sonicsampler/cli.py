@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+DEMO_BOUND = 32   # the fused sampler's candidate bound in the demo: small, so the interpreter is quick
+
 # Set in the child of a re-run, so that a child whose kernels still have the wrong mode says so
 # instead of starting another child.
 _CHILD_ENV = "SONICSAMPLER_CLI_CHILD"
@@ -154,7 +156,8 @@ def _run_demo(args: argparse.Namespace, device: str) -> int:
 
     # Sampling with the reference implementation, for a few SamplingParams mixes (seeded: reproducible).
     print()
-    print(f"reference.sample on the same logits, positions 0..{n - 1} (Philox, seeded):")
+    print(f"reference.sample and the fused sonicsampler.sample (candidate bound {DEMO_BOUND}) on the same "
+          f"logits, positions 0..{n - 1} (Philox, seeded):")
     mixes = [
         ("greedy (temperature=0)", SamplingParams(temperature=0.0)),
         ("temperature=0.8, top_k=50, seed=1234", SamplingParams(temperature=0.8, top_k=50, seed=1234)),
@@ -164,19 +167,28 @@ def _run_demo(args: argparse.Namespace, device: str) -> int:
     positions = list(range(n))
     label = max(len(name) for name, _ in mixes)
     greedy_tokens = None
+    fused_ok = True
     for name, params in mixes:
         out = reference.sample(logits.cpu(), params, positions=positions)
         toks = out.tokens.tolist()
         extra = ""
         if params.logprobs is not None:
             extra = "  logprob (raw) " + ", ".join(f"{x:.3f}" for x in out.logprob.tolist())
-        print(f"  {name:<{label}}  tokens {_fmt_ids(toks)}{extra}")
+        print(f"  {name:<{label}}  reference tokens {_fmt_ids(toks)}{extra}")
+        fused = sonicsampler.sample(logits, params, positions=positions, bound=DEMO_BOUND, block=args.block)
+        row_exact = fused.exact.tolist()
+        same = all(a == b for a, b, e in zip(fused.tokens.tolist(), toks, row_exact) if e)
+        fused_ok &= same
+        bounded = [f"row {i}: bounded, dropped mass {m:.3f}" for i, (e, m)
+                   in enumerate(zip(row_exact, fused.dropped_mass.tolist())) if not e]
+        print(f"  {'':<{label}}  fused tokens     {_fmt_ids(fused.tokens.tolist())}  equal on exact rows: "
+              f"{'yes' if same else 'no'}{'  (' + '; '.join(bounded) + ')' if bounded else ''}")
         if params.greedy:
             greedy_tokens = toks
     if greedy_tokens is not None and k >= 1:
         agree = greedy_tokens == indices[:, 0].tolist()
         print(f"  greedy tokens equal sonicsampler.topk's top-1 indices: {'yes' if agree else 'no'}")
-    return 0 if exact else 1
+    return 0 if exact and fused_ok else 1
 
 
 # ------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ class SampleOutput:
     top_token_ids: torch.Tensor   # (N, n_max) int64, padded with -1
     top_logprobs: torch.Tensor    # (N, n_max) float32, padded with -inf
     exact: torch.Tensor           # (N,) bool: the selected set is exact (the reference always is)
-    dropped_mass: torch.Tensor    # (N,) float32: probability mass a bounded candidate set dropped
+    dropped_mass: torch.Tensor    # (N,) float32: mass outside a bounded candidate set (exact for untruncated
+                                  # rows; an upper bound where top-k, top-p or min-p also cut)
 
 
 @dataclass

@@ -57,7 +57,8 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
         if not bool(ref.valid[i]):
             assert int(out.tokens[i]) == -1
             continue
-        fits = int(support[i].sum()) <= bound or p.greedy
+        untruncated = not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and p.min_p == 0.0
+        fits = int(support[i].sum()) <= bound or p.greedy or untruncated
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
@@ -126,11 +127,11 @@ def test_each_processing_step_alone(dtype):
     assert e == n and q == n
 
 
-def test_untruncated_rows_report_dropped_mass():
+def test_bounded_approximation_reports_dropped_mass():
     gen = torch.Generator().manual_seed(3)
     logits = torch.randn(3, V, generator=gen).to(torch.bfloat16)
     params = [SamplingParams(seed=1), SamplingParams(top_p=0.999, seed=2), SamplingParams(temperature=3.0, seed=3)]
-    out = sample(logits, params, positions=[0, 1, 2], bound=BOUND, block=BLOCK)
+    out = sample(logits, params, positions=[0, 1, 2], bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
     assert not bool(out.exact.any())
     for i, p in enumerate(params):
         x = logits[i].float() / (p.temperature if p.temperature != 1 else 1.0)
@@ -139,6 +140,28 @@ def test_untruncated_rows_report_dropped_mass():
         expected = 1.0 - float(probs[order[:BOUND]].sum())
         assert abs(float(out.dropped_mass[i]) - expected) < 1e-4, (i, float(out.dropped_mass[i]), expected)
         assert int(out.tokens[i]) in set(order[:BOUND].tolist())
+
+
+def test_untruncated_rows_are_exact_draws_from_the_full_softmax():
+    """Near-uniform rows over 4096 tokens with a bound of 32: the bounded approximation can only ever
+    return one of the best 32 tokens (it drops ~99% of the mass); the exact path matches the reference
+    token for token and lands outside the best 32 almost always."""
+    v = 4096
+    gen = torch.Generator().manual_seed(6)
+    n = 24
+    logits = (0.01 * torch.randn(1, v, generator=gen)).repeat(n, 1).to(torch.bfloat16)
+    params = [SamplingParams(seed=11, logprobs=1)] * n
+    positions = list(range(1000, 1000 + n))
+    exact = sample(logits, params, positions=positions, bound=BOUND, block=1024)
+    bounded = sample(logits, params, positions=positions, bound=BOUND, block=1024, allow_bounded_approximation=True)
+    ref = reference.sample(logits, [params[0].resolved()] * n, positions=positions)
+    assert bool(exact.exact.all()) and torch.equal(exact.tokens, ref.tokens)
+    assert_close(exact.logprob, ref.logprob)
+    best = set(torch.sort(logits[0].float(), descending=True, stable=True).indices[:BOUND].tolist())
+    outside_exact = sum(int(t) not in best for t in exact.tokens)
+    outside_bounded = sum(int(t) not in best for t in bounded.tokens)
+    assert outside_bounded == 0 and not bool(bounded.exact.any()) and float(bounded.dropped_mass.min()) > 0.98
+    assert outside_exact >= n - 3, (outside_exact, outside_bounded)
 
 
 def test_greedy_and_stochastic_rows_mix_and_counts_update():

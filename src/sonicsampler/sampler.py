@@ -29,14 +29,19 @@ class Sampler:
 
     bound: candidates per row (power of two, at most 128). Truncated sets that fit it are exact; rows
     that need more are flagged (`SampleOutput.exact = False`, with `dropped_mass`).
+    Untruncated rows (no top-k, top-p, min-p) are exact draws from the full softmax, unless
+    allow_bounded_approximation=True asks for the paper's behaviour: sample among the best `bound`
+    tokens (faster: no noise for every token), flagged and with the dropped mass reported.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
-                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] = (4, 8)):
+                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] = (4, 8),
+                 allow_bounded_approximation: bool = False):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
         self.vocab_size, self.bound, self.block, self.warps = vocab_size, bound, block, warps
+        self.exact_untruncated = not allow_bounded_approximation
         self._scratch = _Scratch()
 
     # -- admission --------------------------------------------------------------------------------
@@ -114,6 +119,8 @@ class Sampler:
         compact = self._scratch.get("compact", n * z * m, torch.uint64 if key64 else torch.uint32, dev)
         stats = self._scratch.get("stats", n * z * 5, torch.float32, dev)
         raw_lse = self._scratch.get("raw_lse", n, torch.float32, dev)
+        best = self._scratch.get("best", n * z, torch.float32, dev)
+        best_idx = self._scratch.get("best_idx", n * z, torch.int64, dev)
 
         tokens = torch.empty(n, dtype=torch.int64, device=dev)
         valid = torch.empty(n, dtype=torch.int8, device=dev)
@@ -131,16 +138,18 @@ class Sampler:
         common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                   t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
         is_bf16 = logits.dtype == torch.bfloat16
-        sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, t.flags, *common, cand, compact, stats, z,
+        sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common, t.seed,
+                              cand, compact, stats, best, best_idx, z,
                               BLOCK_LOG2=_log2(block), C_LOG2=_log2(c), M_LOG2=_log2(m), KEY64=key64,
-                              IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias, num_warps=self.warps[0])
+                              IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
+                              EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[0])
         sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common,
-                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, z,
+                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, best, best_idx, z,
                             tokens, valid, logprob, top_ids, top_lp, exact, dropped, raw_lse, n_top,
                             Z_LOG2=_log2(_pow2_at_least(z)), C_LOG2=_log2(c), KEY64=key64, IS_BF16=is_bf16,
                             HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
                             TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
-                            num_warps=self.warps[1])
+                            EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[1])
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, raw_lse, n_top, top_ids, top_lp)
@@ -162,7 +171,8 @@ class Sampler:
 
 
 def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,
-           grammar_bitmask=None, bound: int = 128, block: int | None = None) -> SampleOutput:
+           grammar_bitmask=None, bound: int = 128, block: int | None = None,
+           allow_bounded_approximation: bool = False) -> SampleOutput:
     """One-off functional form with the reference's signature: a temporary Sampler, one slot per row."""
     n, v = logits.shape
     plist = [params] * n if isinstance(params, SamplingParams) else list(params)
@@ -171,7 +181,8 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
     prompts = list(prompt_token_ids) if prompt_token_ids is not None else [()] * n
     outputs = list(output_token_ids) if output_token_ids is not None else [()] * n
     max_bias = max([len(p.logit_bias or {}) for p in plist] + [1])
-    s = Sampler(v, max(n, 1), logits.device, bound=bound, max_bias=max_bias, block=block)
+    s = Sampler(v, max(n, 1), logits.device, bound=bound, max_bias=max_bias, block=block,
+                allow_bounded_approximation=allow_bounded_approximation)
     for i, p in enumerate(plist):
         s.add_request(i, p, prompts[i])
         out = torch.as_tensor(list(outputs[i]), dtype=torch.int64)

@@ -11,6 +11,11 @@ in-kernel Philox noise (greedy rows take the first candidate), writes the log-pr
 full-vocabulary normalizers from the statistics, the per-row `exact` flag and the mass a bounded
 candidate set drops, and counts the token into the slot's output counts.
 
+Untruncated stochastic rows (no top-k, top-p or min-p: the RL-rollout case) are exact at any size:
+stage 1 draws the Philox Gumbel noise for every token of the tile and reports its best perturbed score,
+and stage 2 takes the best over tiles, the reference's Gumbel-max over the whole vocabulary. (With
+`allow_bounded_approximation` they take the bounded path below instead and are flagged.)
+
 Exactness of the bounded set, decided per row on the device: the survivors of truncation lie among the
 C candidates when top-k is active (k <= C), when min-p's threshold cuts inside the candidates, when
 the row has at most C selectable tokens, or when top-p's mass is reached inside the candidates
@@ -31,6 +36,7 @@ TOP_P = tl.constexpr(1 << 8)
 MIN_P = tl.constexpr(1 << 9)
 LOGPROBS = tl.constexpr(1 << 10)
 LOGPROBS_PROCESSED = tl.constexpr(1 << 11)
+UNTRUNCATED_MASK = tl.constexpr((1 << 6) | (1 << 7) | (1 << 8) | (1 << 9))   # greedy, top-k, top-p, min-p
 N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
 
 
@@ -43,12 +49,13 @@ def _max_sumexp(x, live):
 
 
 @triton.jit
-def sample_stage1(logits_ptr, stride_row, V, slots_ptr, flags_ptr,
+def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                  cand_ptr, scratch_ptr, stats_ptr, Z,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
+                  cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
-                  KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+                  KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                  EXACT_UNTRUNCATED: tl.constexpr):
     tile = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
     slot = tl.load(slots_ptr + row).to(tl.int64)
@@ -73,6 +80,16 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, flags_ptr,
         tl.store(st + 3, s_r)
     tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))
     live = inb & ~bad
+    if EXACT_UNTRUNCATED:
+        if (flags & UNTRUNCATED_MASK) == 0:
+            # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports
+            # its best perturbed score and (lowest) index; stage 2 takes the best over tiles.
+            seed = tl.load(seed_ptr + slot)
+            pos = tl.load(positions_ptr + row)
+            score = tl.where(live & (x > float("-inf")), x + gumbel_noise(seed, pos, 0, offs), float("-inf"))
+            best = tl.max(score)
+            tl.store(best_ptr + tile_id, best)
+            tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
     if KEY64:
         keys = pack_tile_keys(x, local, offs, live, True)
     else:
@@ -105,12 +122,12 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
-                  cand_ptr, stats_ptr, Z,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP,
                   Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
@@ -164,21 +181,40 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
         exact = exact | (reached & ((flags & (MIN_P | TOP_K)) == 0))
         keep = keep & (before < p_top)
     dropped = tl.where(exact, 0.0, tl.maximum(1.0 - tl.sum(tl.where(keep, probs, 0.0)), 0.0))
-    # A greedy row's token is the first candidate whatever the bound: always exact.
-    exact = exact | ((flags & GREEDY) != 0)
-    dropped = tl.where((flags & GREEDY) != 0, 0.0, dropped)
+    if EXACT_UNTRUNCATED:
+        untruncated = (flags & UNTRUNCATED_MASK) == 0
+    else:
+        untruncated = flags < 0                            # never: the bounded approximation was asked for
+    # A greedy row's token is the first candidate whatever the bound, an untruncated row's the exact
+    # Gumbel-max over all tokens: both exact.
+    exact = exact | ((flags & GREEDY) != 0) | untruncated
+    dropped = tl.where(exact, 0.0, dropped)
 
     # Selection.
     if (flags & GREEDY) != 0:
-        choice = n_real * 0
+        token = _at(idx, lane, 0)
+    elif untruncated:
+        zt = tl.arange(0, 2 ** Z_LOG2)
+        b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)
+        bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
+        token = tl.min(tl.where(b == tl.max(b), bi, V))
     else:
         seed = tl.load(seed_ptr + slot)
         pos = tl.load(positions_ptr + row)
         score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
         best = tl.max(score)
-        choice = tl.min(tl.where(score == best, lane, C))
-    token = _at(idx, lane, choice)
+        token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
+    token = tl.where(valid, token, 0)
     tl.store(tokens_ptr + row, tl.where(valid, token, -1))
+    # The token's own raw and processed values (it need not be a candidate).
+    two = tl.arange(0, 2)
+    tok2 = token + two * 0
+    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
+    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 HAS_MASK, MAX_BIAS)
+    raw_tok = tl.max(raw2)
+    x_tok = tl.max(x2)
     tl.store(valid_ptr + row, valid.to(tl.int8))
     tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
     tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
@@ -196,12 +232,14 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
             log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
             lp_vec = tl.where(keep, x - log_final, NEG_INF)
             ids_vec = tl.where(keep, idx, -1)
+            lp_tok = x_tok - log_final
         else:
             raw_lse = _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
             tl.store(raw_lse_ptr + row, raw_lse)
             lp_vec = tl.where(real, raw_c - raw_lse, NEG_INF)
             ids_vec = tl.where(real, idx, -1)
-        tl.store(logprob_ptr + row, tl.where(valid, _at(lp_vec, lane, choice), float("nan")))
+            lp_tok = raw_tok - raw_lse
+        tl.store(logprob_ptr + row, tl.where(valid, lp_tok, float("nan")))
         # The candidates are in raw order only for rows with no processing at all; the launcher says so
         # (RAW_TOP_FROM_CANDIDATES) or writes raw top-n itself from an exact top-k of the logits.
         if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:

@@ -52,6 +52,9 @@ def capture(kernels, call):
     return seen
 
 
+BLOCK, WARPS = 8192, (4, 8)
+
+
 def main(what):
     import sonicsampler.sampler as sampler_mod
     from sonicsampler import SamplingParams
@@ -65,7 +68,7 @@ def main(what):
     v = 151936
 
     def call():
-        s = Sampler(v, 2, "cpu", block=8192)
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
         s.add_request(1, SamplingParams(temperature=0.0, logprobs=5, repetition_penalty=1.1, logit_bias={3: 1.0}))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
@@ -78,4 +81,7 @@ def main(what):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:     # e.g. `sampler 4096 8,8`: tile size and (stage-1, stage-2) warps
+        BLOCK = int(sys.argv[2])
+        WARPS = tuple(int(w) for w in sys.argv[3].split(",")) if len(sys.argv) > 3 else WARPS
     main(sys.argv[1] if len(sys.argv) > 1 else "sampler")

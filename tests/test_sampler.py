@@ -82,7 +82,8 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
     return n_exact, n_equal
 
 
-def test_mixed_batches_match_the_reference():
+@pytest.mark.parametrize("emit", [BOUND, 4])   # 4: tiles emit 4 keys, stage 2 refills saturated ones
+def test_mixed_batches_match_the_reference(emit):
     gen = torch.Generator().manual_seed(1)
     n = 12
     total_exact = total_equal = 0
@@ -93,7 +94,7 @@ def test_mixed_batches_match_the_reference():
         outputs = [torch.randint(V, (7,), generator=gen).tolist() for _ in range(n)]
         positions = [int(x) for x in torch.randint(0, 2**40, (n,), generator=gen)]
         out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                     bound=BOUND, block=BLOCK)
+                     bound=BOUND, block=BLOCK, emit=emit)
         e, q = check_against_reference(logits, params, positions, prompts, outputs, out)
         total_exact += e
         total_equal += q
@@ -245,8 +246,8 @@ row_params = st.builds(
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=st.lists(row_params, min_size=1, max_size=5), scale=st.sampled_from([0.5, 2.0, 6.0]),
-       data_seed=st.integers(0, 2**31 - 1), position=st.integers(0, 2**62))
-def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position):
+       data_seed=st.integers(0, 2**31 - 1), position=st.integers(0, 2**62), emit=st.sampled_from([2, 8, 32]))
+def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position, emit):
     gen = torch.Generator().manual_seed(data_seed)
     n = len(params)
     logits = (scale * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
@@ -254,5 +255,5 @@ def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position
     outputs = [torch.randint(V, (4,), generator=gen).tolist() for _ in range(n)]
     positions = [position + i for i in range(n)]
     out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                 bound=BOUND, block=BLOCK)
+                 bound=BOUND, block=BLOCK, emit=emit)
     check_against_reference(logits, params, positions, prompts, outputs, out)

@@ -35,13 +35,16 @@ class Sampler:
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
-                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] = (4, 8),
-                 allow_bounded_approximation: bool = False):
+                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] = (8, 8),
+                 allow_bounded_approximation: bool = False, emit: int = 32):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
         self.vocab_size, self.bound, self.block, self.warps = vocab_size, bound, block, warps
         self.exact_untruncated = not allow_bounded_approximation
+        if emit < 2 or emit & (emit - 1):
+            raise ValueError(f"emit must be a power of two >= 2, got {emit}")
+        self.emit = min(emit, bound)   # keys each stage-1 tile emits (the rest is refilled on demand)
         self._scratch = _Scratch()
 
     # -- admission --------------------------------------------------------------------------------
@@ -110,13 +113,15 @@ class Sampler:
             for s in rows)
 
         dev = t.device
-        c = self.bound
-        m = 4 * c
-        block = max(self.block or topk_config(dev, v, n).block, m)
+        c, e = self.bound, self.emit
+        m = 4 * e
+        block = max(self.block or topk_config(dev, v, n).block, 4 * c)
         z = -(-v // block)
         key64 = logits.dtype == torch.float32
-        cand = self._scratch.get("cand", n * z * c, torch.uint64, dev)
-        compact = self._scratch.get("compact", n * z * m, torch.uint64 if key64 else torch.uint32, dev)
+        key_dtype = torch.uint64 if key64 else torch.uint32
+        cand = self._scratch.get("cand", n * z * e, torch.uint64, dev)
+        compact = self._scratch.get("compact", n * z * m, key_dtype, dev)
+        refill = self._scratch.get("refill", n * 4 * c, key_dtype, dev)
         stats = self._scratch.get("stats", n * z * 5, torch.float32, dev)
         raw_lse = self._scratch.get("raw_lse", n, torch.float32, dev)
         best = self._scratch.get("best", n * z, torch.float32, dev)
@@ -140,13 +145,14 @@ class Sampler:
         is_bf16 = logits.dtype == torch.bfloat16
         sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common, t.seed,
                               cand, compact, stats, best, best_idx, z,
-                              BLOCK_LOG2=_log2(block), C_LOG2=_log2(c), M_LOG2=_log2(m), KEY64=key64,
+                              BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                               IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
                               EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[0])
         sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common,
-                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, best, best_idx, z,
+                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, best, best_idx, refill, z,
                             tokens, valid, logprob, top_ids, top_lp, exact, dropped, raw_lse, n_top,
-                            Z_LOG2=_log2(_pow2_at_least(z)), C_LOG2=_log2(c), KEY64=key64, IS_BF16=is_bf16,
+                            Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e),
+                            C_LOG2=_log2(c), BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16,
                             HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
                             TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
                             EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[1])
@@ -172,7 +178,7 @@ class Sampler:
 
 def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,
            grammar_bitmask=None, bound: int = 128, block: int | None = None,
-           allow_bounded_approximation: bool = False) -> SampleOutput:
+           allow_bounded_approximation: bool = False, emit: int = 32) -> SampleOutput:
     """One-off functional form with the reference's signature: a temporary Sampler, one slot per row."""
     n, v = logits.shape
     plist = [params] * n if isinstance(params, SamplingParams) else list(params)
@@ -182,7 +188,7 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
     outputs = list(output_token_ids) if output_token_ids is not None else [()] * n
     max_bias = max([len(p.logit_bias or {}) for p in plist] + [1])
     s = Sampler(v, max(n, 1), logits.device, bound=bound, max_bias=max_bias, block=block,
-                allow_bounded_approximation=allow_bounded_approximation)
+                allow_bounded_approximation=allow_bounded_approximation, emit=emit)
     for i, p in enumerate(plist):
         s.add_request(i, p, prompts[i])
         out = torch.as_tensor(list(outputs[i]), dtype=torch.int64)

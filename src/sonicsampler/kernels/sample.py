@@ -2,10 +2,11 @@
 
 Stage 1, one program per (tile, row): the slot's prologue in registers, the tile's statistics (max and
 sum of exponentials of the processed and, for raw log-probability rows, raw logits; the count of NaN or
-+inf processed values), and the tile's top C candidates ranked on the processed values rounded to the
-input dtype (fp32 inputs rank on fp32), as sorted 64-bit row keys.
++inf processed values), and the tile's top E candidates (E <= C) ranked on the processed values rounded
+to the input dtype (fp32 inputs rank on fp32), as sorted 64-bit row keys.
 
-Stage 2, one program per row: merges the tile lists into the row's best C candidates, recomputes their
+Stage 2, one program per row: merges the tile lists into the row's best C candidates (refilling
+saturated tiles exactly as the top-k does, kernels/topk.py), recomputes their
 fp32 processed values (same prologue), applies min-p, top-k and top-p, draws the Gumbel-max token with
 in-kernel Philox noise (greedy rows take the first candidate), writes the log-probabilities with
 full-vocabulary normalizers from the statistics, the per-row `exact` flag and the mass a bounded
@@ -25,7 +26,9 @@ before top-p). Otherwise the row is flagged inexact and the mass outside the can
 import triton
 import triton.language as tl
 
-from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
+from .bitonic import merge_sorted_desc
+from .keys import (bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, row_key_to_tile_key,
+                   tile_keys_to_row_keys)
 from .prologue import bits16_to_f32, process, ranking_bits16
 from .rng import gumbel_noise
 from .topk import merge_tile_lists, tile_topk
@@ -49,11 +52,35 @@ def _max_sumexp(x, live):
 
 
 @triton.jit
+def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
+                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """One tile of one row: raw fp32 logits, processed logits, token ids, in-vocabulary lanes, lanes
+    with NaN or +inf processed values, and the tile keys ranking the processed values (rounded to
+    the input dtype; 0 for lanes outside the vocabulary or bad). Stage 1 and stage 2's refill share it."""
+    local = tl.arange(0, 2 ** BLOCK_LOG2)
+    offs = tile.to(tl.int64) * (2 ** BLOCK_LOG2) + local
+    inb = offs < V
+    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
+    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                HAS_MASK, MAX_BIAS)
+    bad = inb & ((x != x) | (x == float("inf")))
+    if KEY64:
+        keys = pack_tile_keys(x, local, offs, inb & ~bad, True)
+    else:
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, inb & ~bad)
+    return raw, x, offs, inb, bad, keys
+
+
+@triton.jit
 def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
-                  BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
+                  BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr):
     tile = tl.program_id(0)
@@ -61,15 +88,10 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
     slot = tl.load(slots_ptr + row).to(tl.int64)
     flags = tl.load(flags_ptr + slot)
     tile_id = row * Z + tile
-    local = tl.arange(0, 2 ** BLOCK_LOG2)
-    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-    offs = start + local
-    inb = offs < V
-    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
-    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS)
-    bad = inb & ((x != x) | (x == float("inf")))
+    raw, x, offs, inb, bad, keys = processed_tile(
+        logits_ptr, stride_row, V, row, slot, flags, tile, mask_ptr, mask_stride, prompt_mask_ptr, words,
+        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
     m_p, s_p = _max_sumexp(x, inb & ~bad)
     st = stats_ptr + tile_id * N_STATS
     tl.store(st + 0, m_p)
@@ -90,12 +112,9 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    if KEY64:
-        keys = pack_tile_keys(x, local, offs, live, True)
-    else:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, live)
-    top = tile_topk(keys, scratch_ptr + tile_id * (2 ** M_LOG2), BLOCK_LOG2, C_LOG2, M_LOG2, 1)
-    tl.store(cand_ptr + tile_id * (2 ** C_LOG2) + tl.arange(0, 2 ** C_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+    top = tile_topk(keys, scratch_ptr + tile_id * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
+    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
+    tl.store(cand_ptr + tile_id * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
 
 
 @triton.jit
@@ -122,10 +141,11 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
-                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP,
-                  Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
@@ -133,8 +153,30 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
     row = tl.program_id(0).to(tl.int64)
     slot = tl.load(slots_ptr + row).to(tl.int64)
     flags = tl.load(flags_ptr + slot)
-    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, C_LOG2, C_LOG2)
+    E: tl.constexpr = 2 ** E_LOG2
+    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
     lane = tl.arange(0, C)
+    if E_LOG2 < C_LOG2:
+        # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
+        # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
+        # that is exact).
+        kth = _at(top, lane, C - 1)
+        zz = tl.arange(0, 2 ** Z_LOG2)
+        last = tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
+        if tl.sum((last > kth).to(tl.int32)) > 0:
+            t = 0
+            while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+                last_t = tl.load(cand_ptr + (row * Z + t) * E + (E - 1))
+                if last_t > kth:
+                    _r, _x, _o, _i, _b, keys = processed_tile(
+                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
+                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                    start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
+                    keys = tl.where(keys < row_key_to_tile_key(last_t, start, KEY64), keys, 0)
+                    rest = tile_topk(keys, refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, C_LOG2 + 2, 0)
+                    top = merge_sorted_desc(top, tile_keys_to_row_keys(rest, start, KEY64), C_LOG2)
+                t += 1
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
     idx = tl.where(real, row_key_index(top), 0)
     raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)

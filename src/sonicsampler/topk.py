@@ -110,7 +110,7 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     def stage2():
         topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,
                           Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
-                          M2_LOG2=_log2(4 * c), KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
+                          KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
                           num_warps=cfg.warps2)
 
     return stage1, stage2

@@ -26,12 +26,10 @@ before top-p). Otherwise the row is flagged inexact and the mass outside the can
 import triton
 import triton.language as tl
 
-from .bitonic import merge_sorted_desc
-from .keys import (bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, row_key_to_tile_key,
-                   tile_keys_to_row_keys)
+from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
 from .prologue import bits16_to_f32, process, ranking_bits16
 from .rng import gumbel_noise
-from .topk import merge_tile_lists, tile_topk
+from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
 
 GREEDY = tl.constexpr(1 << 6)
 TOP_K = tl.constexpr(1 << 7)
@@ -153,7 +151,6 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
     row = tl.program_id(0).to(tl.int64)
     slot = tl.load(slots_ptr + row).to(tl.int64)
     flags = tl.load(flags_ptr + slot)
-    E: tl.constexpr = 2 ** E_LOG2
     top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:
@@ -161,21 +158,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact).
         kth = _at(top, lane, C - 1)
-        zz = tl.arange(0, 2 ** Z_LOG2)
-        last = tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
-        if tl.sum((last > kth).to(tl.int32)) > 0:
+        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-                last_t = tl.load(cand_ptr + (row * Z + t) * E + (E - 1))
+                last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
                 if last_t > kth:
                     _r, _x, _o, _i, _b, keys = processed_tile(
                         logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
                         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                         bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-                    start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-                    keys = tl.where(keys < row_key_to_tile_key(last_t, start, KEY64), keys, 0)
-                    rest = tile_topk(keys, refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, C_LOG2 + 2, 0)
-                    top = merge_sorted_desc(top, tile_keys_to_row_keys(rest, start, KEY64), C_LOG2)
+                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
+                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
     idx = tl.where(real, row_key_index(top), 0)

@@ -134,10 +134,34 @@ def merge_tile_lists(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexp
 
 
 @triton.jit
+def last_emitted(cand_ptr, row, Z, t, E_LOG2: tl.constexpr):
+    """The smallest key tile t of the row emitted (its list is sorted descending)."""
+    return tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + (2 ** E_LOG2 - 1))
+
+
+@triton.jit
+def any_saturated(cand_ptr, row, Z, kth, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
+    """Whether some tile's last emitted key lies above kth, the k-th merged key: only such a tile can
+    hide members of the top k (module docstring)."""
+    E: tl.constexpr = 2 ** E_LOG2
+    zz = tl.arange(0, 2 ** Z_LOG2)
+    last = tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
+    return tl.sum((last > kth).to(tl.int32)) > 0
+
+
+@triton.jit
+def merge_refill(top, keys, last_t, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
+                 KEY64: tl.constexpr):
+    """Merge into the sorted `top` the best keys of a saturated tile that lie below those it emitted."""
+    keys = tl.where(keys < row_key_to_tile_key(last_t, tile_start, KEY64), keys, 0)
+    rest = tile_topk(keys, scratch, BLOCK_LOG2, C_LOG2, C_LOG2 + 2, 0)
+    return merge_sorted_desc(top, tile_keys_to_row_keys(rest, tile_start, KEY64), C_LOG2)
+
+
+@triton.jit
 def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, indices_ptr, scratch_ptr,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                M2_LOG2: tl.constexpr, KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr):
-    E: tl.constexpr = 2 ** E_LOG2
+                KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
     ZP: tl.constexpr = 2 ** Z_LOG2
     row = tl.program_id(0).to(tl.int64)
@@ -146,18 +170,14 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:
         kth = tl.max(tl.where(lane == k - 1, top, 0))
-        zz = tl.arange(0, ZP)
-        last = tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
-        if tl.sum((last > kth).to(tl.int32)) > 0:
+        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-                last_t = tl.load(cand_ptr + (row * Z + t) * E + (E - 1))
+                last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
                 if last_t > kth:
                     keys, _ = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
-                    start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-                    keys = tl.where(keys < row_key_to_tile_key(last_t, start, KEY64), keys, 0)
-                    rest = tile_topk(keys, scratch_ptr + row * (2 ** M2_LOG2), BLOCK_LOG2, C_LOG2, M2_LOG2, 0)
-                    top = merge_sorted_desc(top, tile_keys_to_row_keys(rest, start, KEY64), C_LOG2)
+                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
+                                       scratch_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
 
     zz = tl.arange(0, ZP)

@@ -203,6 +203,26 @@ def test_nan_and_fully_masked_rows_do_not_touch_others():
     assert int(s.table.counts[1].sum()) == 0 and int(s.table.counts[2].sum()) == 0
 
 
+def test_device_slot_tensors_with_bad_slots_only_invalidate_their_rows():
+    """Slots given as a tensor that lives on the Sampler's device are not checked on the host (the
+    CUDA-graph path): an empty or out-of-range slot gives an invalid row and leaves the others alone."""
+    gen = torch.Generator().manual_seed(7)
+    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+    s.add_request(0, SamplingParams(top_k=3, seed=1))
+    s.add_request(2, SamplingParams(temperature=0.0))
+    logits = torch.randn(4, V, generator=gen).to(torch.bfloat16)
+    # On the CPU the Sampler's device is the CPU: a CPU tensor is checked on the host, so hand the
+    # kernels the unchecked path the way a CUDA caller would, through _rows' device branch.
+    slots = torch.tensor([0, 1, 2, 99])
+    s._rows = lambda name, values, n, check: (torch.as_tensor(values), None)
+    out = s.sample(logits, slots, torch.tensor([5, 5, 5, 5]))
+    assert out.valid.tolist() == [True, False, True, False]
+    assert out.tokens[1].item() == -1 and out.tokens[3].item() == -1
+    ref = reference.sample(logits[[0, 2]], [s.table.host[0], s.table.host[2]], positions=[5, 5])
+    assert out.tokens[[0, 2]].tolist() == ref.tokens.tolist()
+    assert int(s.table.counts.sum()) == 2
+
+
 def test_bad_input_is_refused_before_launch():
     s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
     s.add_request(0, SamplingParams(seed=1))

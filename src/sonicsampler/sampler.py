@@ -143,12 +143,12 @@ class Sampler:
         common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                   t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
         is_bf16 = logits.dtype == torch.bfloat16
-        sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common, t.seed,
+        sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
                               cand, compact, stats, best, best_idx, z,
                               BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                               IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
                               EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[0])
-        sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, pos_dev, t.flags, *common,
+        sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                             t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, best, best_idx, refill, z,
                             tokens, valid, logprob, top_ids, top_lp, exact, dropped, raw_lse, n_top,
                             Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e),

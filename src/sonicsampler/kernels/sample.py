@@ -42,6 +42,17 @@ N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum
 
 
 @triton.jit
+def row_slot(slots_ptr, flags_ptr, row, max_slots):
+    """The row's slot and its indicator bits. A slot index outside the table (possible only when slots
+    come as a device tensor, unchecked on the host) reads slot 0 with no bits set, so the row comes out
+    invalid and touches nothing of any request."""
+    s = tl.load(slots_ptr + row).to(tl.int64)
+    ok = (s >= 0) & (s < max_slots)
+    slot = tl.where(ok, s, 0)
+    return slot, tl.where(ok, tl.load(flags_ptr + slot), 0)
+
+
+@triton.jit
 def _max_sumexp(x, live):
     ok = live & (x > float("-inf"))
     m = tl.max(tl.where(ok, x, float("-inf")))
@@ -74,7 +85,7 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
 
 
 @triton.jit
-def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr,
+def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
@@ -83,8 +94,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
                   EXACT_UNTRUNCATED: tl.constexpr):
     tile = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
-    slot = tl.load(slots_ptr + row).to(tl.int64)
-    flags = tl.load(flags_ptr + slot)
+    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     tile_id = row * Z + tile
     raw, x, offs, inb, bad, keys = processed_tile(
         logits_ptr, stride_row, V, row, slot, flags, tile, mask_ptr, mask_stride, prompt_mask_ptr, words,
@@ -135,7 +145,7 @@ def _at(v, lane, i):
 
 
 @triton.jit
-def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr,
+def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
@@ -149,8 +159,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, positions_ptr, flags_ptr
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
-    slot = tl.load(slots_ptr + row).to(tl.int64)
-    flags = tl.load(flags_ptr + slot)
+    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import slots as bits
+from . import indicators as bits
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2

@@ -12,24 +12,9 @@ import math
 import torch
 
 from .errors import SamplingInputError
+from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MIN_P, PRESENCE,
+                         REPETITION, TEMPERATURE, TOP_K, TOP_P)
 from .params import SamplingParams
-
-# Indicator bits of a slot (kernels/prologue.py reads the same values).
-ACTIVE = 1 << 0
-REPETITION = 1 << 1
-FREQUENCY = 1 << 2
-PRESENCE = 1 << 3
-BIAS = 1 << 4
-TEMPERATURE = 1 << 5
-GREEDY = 1 << 6
-TOP_K = 1 << 7
-TOP_P = 1 << 8
-MIN_P = 1 << 9
-LOGPROBS = 1 << 10
-LOGPROBS_PROCESSED = 1 << 11
-
-# Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).
-REORDERING = REPETITION | FREQUENCY | PRESENCE | BIAS
 
 
 def indicator_bits(p: SamplingParams, vocab_size: int) -> int:

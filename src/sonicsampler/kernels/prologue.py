@@ -1,16 +1,18 @@
 """The logit-processing prologue (SEMANTICS.md section 1), applied in registers to any block of token
 ids of one row: stage 1 runs it on a tile, stage 2 on its gathered candidates, with identical arithmetic
 so both see the same fp32 values. Each step runs only for slots whose indicator bit asks for it, so a
-plain row reads nothing but its logits. The bit values are those of `sonicsampler/slots.py`.
+plain row reads nothing but its logits. The bit values come from `sonicsampler/indicators.py`.
 """
 import triton
 import triton.language as tl
 
-REPETITION = tl.constexpr(1 << 1)
-FREQUENCY = tl.constexpr(1 << 2)
-PRESENCE = tl.constexpr(1 << 3)
-BIAS = tl.constexpr(1 << 4)
-TEMPERATURE = tl.constexpr(1 << 5)
+from .. import indicators as bits
+
+REPETITION = tl.constexpr(bits.REPETITION)
+FREQUENCY = tl.constexpr(bits.FREQUENCY)
+PRESENCE = tl.constexpr(bits.PRESENCE)
+BIAS = tl.constexpr(bits.BIAS)
+TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
 
 
 @triton.jit

@@ -26,18 +26,20 @@ before top-p). Otherwise the row is flagged inexact and the mass outside the can
 import triton
 import triton.language as tl
 
+from .. import indicators as bits
 from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
 from .prologue import bits16_to_f32, process, ranking_bits16
 from .rng import gumbel_noise
 from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
 
-GREEDY = tl.constexpr(1 << 6)
-TOP_K = tl.constexpr(1 << 7)
-TOP_P = tl.constexpr(1 << 8)
-MIN_P = tl.constexpr(1 << 9)
-LOGPROBS = tl.constexpr(1 << 10)
-LOGPROBS_PROCESSED = tl.constexpr(1 << 11)
-UNTRUNCATED_MASK = tl.constexpr((1 << 6) | (1 << 7) | (1 << 8) | (1 << 9))   # greedy, top-k, top-p, min-p
+ACTIVE = tl.constexpr(bits.ACTIVE)
+GREEDY = tl.constexpr(bits.GREEDY)
+TOP_K = tl.constexpr(bits.TOP_K)
+TOP_P = tl.constexpr(bits.TOP_P)
+MIN_P = tl.constexpr(bits.MIN_P)
+LOGPROBS = tl.constexpr(bits.LOGPROBS)
+LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
+UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
 N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
 
 
@@ -194,7 +196,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     zz = tl.arange(0, 2 ** Z_LOG2)
     n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
     n_real = tl.sum(real.to(tl.int32))
-    valid = (n_bad == 0) & (n_real > 0) & ((flags & 1) != 0)
+    valid = (n_bad == 0) & (n_real > 0) & ((flags & ACTIVE) != 0)
     lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
 
     # Truncation: min-p, top-k, top-p; survivors are always a prefix of the candidate order.

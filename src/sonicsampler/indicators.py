@@ -1,0 +1,19 @@
+"""Indicator bits of a request (one int32 per slot): the single source for the host (slots.py) and the
+kernels (kernels/prologue.py, kernels/sample.py), which wrap these values as tl.constexpr."""
+ACTIVE = 1 << 0
+REPETITION = 1 << 1
+FREQUENCY = 1 << 2
+PRESENCE = 1 << 3
+BIAS = 1 << 4
+TEMPERATURE = 1 << 5
+GREEDY = 1 << 6
+TOP_K = 1 << 7
+TOP_P = 1 << 8
+MIN_P = 1 << 9
+LOGPROBS = 1 << 10
+LOGPROBS_PROCESSED = 1 << 11
+
+# Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).
+REORDERING = REPETITION | FREQUENCY | PRESENCE | BIAS
+# Rows that are not untruncated stochastic rows (those draw from the full softmax exactly).
+NOT_UNTRUNCATED = GREEDY | TOP_K | TOP_P | MIN_P

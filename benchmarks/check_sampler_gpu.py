@@ -3,26 +3,20 @@ token-for-token equality with reference.sample on exact rows (the equality rate 
 is a near-tie of perturbed scores), the exact flag against the reference's support size, CUDA-graph
 capture and replay with new logits and positions equal to eager, and no recompilation over batch sizes.
 """
-import json
-import os
-import time
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/<this>.py` from anywhere
 
 import torch
-import triton
 
+from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import SamplingParams, reference, rng
 from sonicsampler.kernels.sample import sample_stage1, sample_stage2
 from sonicsampler.sampler import Sampler
 
-OUT = os.environ.get("OUT", "out")
-os.makedirs(OUT, exist_ok=True)
-log = open(os.path.join(OUT, "check_sampler.jsonl"), "a")
-
-
-def emit(**row):
-    log.write(json.dumps(row) + "\n")
-    log.flush()
-    print(row, flush=True)
+log = JsonLog("check_sampler.jsonl")
+emit = log.emit
 
 
 def mixed_params(n, gen):
@@ -77,19 +71,14 @@ def check_graph(v=151936, n=32):
         eager = s.sample(logits, slots, pos)
         ok &= torch.equal(out.tokens, eager.tokens)
     emit(what="graph_replay_equals_eager", ok=bool(ok))
-
-    def cache_size(k):
-        c = getattr(k, "device_caches", None)
-        return sum(len(x[0]) for x in c.values()) if c else -1
-    before = (cache_size(sample_stage1), cache_size(sample_stage2))
+    before = compiled_variants(sample_stage1, sample_stage2)
     for rows in range(1, 33):
         s.sample(logits[:rows], slots[:rows], pos[:rows])
-    emit(what="recompiles_rows_1_32", before=before, after=(cache_size(sample_stage1), cache_size(sample_stage2)))
+    emit(what="recompiles_rows_1_32", before=before, after=compiled_variants(sample_stage1, sample_stage2))
 
 
 if __name__ == "__main__":
-    emit(what="env", gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-         commit=os.environ.get("BENCH_GIT_COMMIT", ""), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    log.emit_env()
     for v, n in ((32000, 16), (151936, 8), (262144, 4)):
         check_tokens(v, n)
     check_graph()

@@ -1,26 +1,18 @@
 """GPU checks of the two-stage top-k: exactness against the reference at production sizes, CUDA-graph
 replay equal to eager, no recompilation over batch sizes 1..70. Writes JSON lines under $OUT (or ./out)."""
-import json
-import os
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/<this>.py` from anywhere
 
 import torch
-import triton
 
+from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import reference
 from sonicsampler.topk import topk
 
-OUT = os.environ.get("OUT", "out")
-os.makedirs(OUT, exist_ok=True)
-log = open(os.path.join(OUT, "explore_topk.jsonl"), "a")
-
-
-def emit(**row):
-    row["t"] = time.time()
-    log.write(json.dumps(row) + "\n")
-    log.flush()
-    print(row, flush=True)
+log = JsonLog("explore_topk.jsonl")
+emit = log.emit
 
 
 def gumbel(n, v, dtype=torch.bfloat16):
@@ -75,19 +67,14 @@ def check_graph_and_recompiles():
         ev, ei = topk(x, 128)
         ok &= torch.equal(gi, ei) and torch.equal(gv, ev)
     emit(what="graph_replay_equals_eager", ok=bool(ok))
-    def cache_size(kern):
-        c = getattr(kern, "device_caches", None)
-        return sum(len(v[0]) for v in c.values()) if c else -1
-    before = (cache_size(topk_stage1), cache_size(topk_stage2))
+    before = compiled_variants(topk_stage1, topk_stage2)
     for n in range(1, 71):
         topk(gumbel(n, 151936), 128)
-    after = (cache_size(topk_stage1), cache_size(topk_stage2))
-    emit(what="recompiles_rows_1_70", before=before, after=after)
+    emit(what="recompiles_rows_1_70", before=before, after=compiled_variants(topk_stage1, topk_stage2))
 
 
 if __name__ == "__main__":
-    emit(what="env", gpu=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
-         commit=os.environ.get("BENCH_GIT_COMMIT", ""), date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    log.emit_env()
     steps = sys.argv[1:] or ["exact", "graph"]
     if "exact" in steps:
         check_exact()

@@ -85,7 +85,7 @@ def _order(rank: torch.Tensor, among: torch.Tensor) -> torch.Tensor:
 
 
 def _process_row(raw: torch.Tensor, p: SamplingParams, prompt: Sequence[int], output: Sequence[int],
-                 mask_words: torch.Tensor | None, temperature_for_greedy: float = 1.0) -> _Row:
+                 mask_words: torch.Tensor | None) -> _Row:
     v = raw.numel()
     dev = raw.device
     x = raw.float().clone()
@@ -113,7 +113,7 @@ def _process_row(raw: torch.Tensor, p: SamplingParams, prompt: Sequence[int], ou
         x[ids] = x[ids] + b
     # 5. temperature
     greedy = p.greedy
-    t = temperature_for_greedy if greedy else p.temperature
+    t = 1.0 if greedy else p.temperature   # greedy rows: no temperature (their logprobs use T = 1)
     if t != 1.0:
         x = x / torch.tensor(t, dtype=torch.float32)
 

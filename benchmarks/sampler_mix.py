@@ -1,0 +1,132 @@
+"""The fused Sampler over the paper's figure-3 breakdown and the issues' named mixes, on the GPU.
+
+Each mix adds one feature to the one before (base -> +temperature -> +top-k -> +top-p -> +min-p ->
++penalties, bias and grammar -> +logprobs), then the heavy mix of issue 4 (per-row options, one row in
+four greedy) and the exactness mixes of issue 5 (untruncated rows, their bounded approximation, one row
+in 16 with a nucleus larger than the bound). Times are CUDA-graph replays rotating input copies
+(benchmarks/harness.py); rows go to a CSV as case "sample_mix". The eager host time of one call
+(no graph, no synchronisation: what the engine's CPU spends) is measured separately.
+
+    python benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out $OUT/sample_mix.csv
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+from benchmarks import harness
+from benchmarks.cases import gumbel
+from sonicsampler import Sampler, SamplingParams
+
+PROMPT = list(range(100, 300))
+BIAS = {7: 2.0, 11: -1.0, 13: 0.5, 17: 1.5, 19: -3.0}
+
+
+def _penalised(**kw):
+    return dict(repetition_penalty=1.1, frequency_penalty=0.3, presence_penalty=0.2, logit_bias=BIAS, **kw)
+
+
+def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
+    """(params of row i, whether the mix applies a grammar mask)."""
+    if mix == "base":  # plain sampling from softmax(logits): the untruncated exact path
+        return SamplingParams(seed=i), False
+    if mix == "temperature":
+        return SamplingParams(temperature=0.7, seed=i), False
+    if mix == "top_k":
+        return SamplingParams(temperature=0.7, top_k=128, seed=i), False
+    if mix == "top_p":  # the standard configuration of issue 4
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
+    if mix == "min_p":
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, min_p=0.05, seed=i), False
+    if mix == "processing":
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, min_p=0.05, seed=i, **_penalised()), True
+    if mix == "logprobs":
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, min_p=0.05, seed=i, logprobs=20,
+                              **_penalised()), True
+    if mix == "standard_logprobs":  # the standard configuration + top-20 raw logprobs (issue 4: <= +20%)
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i, logprobs=20), False
+    if mix == "heavy":  # issue 4's heavy mix: every option, per-row values, one row in four greedy
+        if i % 4 == 3:
+            return SamplingParams(temperature=0.0, seed=i, **_penalised()), True
+        return SamplingParams(temperature=0.6 + 0.1 * (i % 4), top_k=(20, 50, 128)[i % 3],
+                              top_p=(0.8, 0.9, 0.95)[i % 3], min_p=0.02, seed=i, **_penalised()), True
+    if mix == "greedy":
+        return SamplingParams(temperature=0.0, seed=i), False
+    if mix == "bounded_approx":  # base, with allow_bounded_approximation=True (see make_sampler)
+        return SamplingParams(seed=i), False
+    if mix == "long_nucleus_1_in_16":  # one row in 16 keeps far more than 128 tokens
+        if i % 16 == 0:
+            return SamplingParams(temperature=1.5, top_p=0.99, seed=i), False
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
+    raise ValueError(mix)
+
+
+MIXES = ["base", "temperature", "top_k", "top_p", "min_p", "processing", "logprobs", "standard_logprobs",
+         "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16"]
+
+
+def make_sampler(mix: str, n: int, v: int):
+    s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"))
+    grammar = False
+    for i in range(n):
+        p, grammar = mix_params(mix, i)
+        s.add_request(i, p, prompt_token_ids=PROMPT)
+    slots = torch.arange(n, device="cuda", dtype=torch.int64)
+    positions = torch.arange(n, device="cuda", dtype=torch.int64) + 1000
+    mask = None
+    if grammar:  # a structured-output mask allowing about half the vocabulary (random bits)
+        words = s.table.words
+        mask = torch.randint(-2**31, 2**31 - 1, (n, words), device="cuda", dtype=torch.int32)
+    return s, slots, positions, mask
+
+
+def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float) -> None:
+    s, slots, positions, mask = make_sampler(mix, n, v)
+    copies, note = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
+    inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
+    fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
+    p20, p50, p80 = harness.percentiles(harness.cuda_graph_timer(fns, budget_ms=budget_ms))
+    # Host time: eager calls without synchronisation (the CPU cost an engine pays per step).
+    torch.cuda.synchronize()
+    reps = 200
+    t0 = time.perf_counter()
+    for r in range(reps):
+        s.sample(inputs[r % copies], slots, positions, mask)
+    host_us = (time.perf_counter() - t0) / reps * 1e6
+    torch.cuda.synchronize()
+    row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": "sonicsampler",
+           "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; {note}"}
+    harness.append_rows(out, [row])
+    print(f"{mix:22s} rows={n:4d} V={v:7d}  {p50:8.1f} us   host {host_us:6.1f} us", flush=True)
+    del s, inputs, fns
+    harness._release("cuda")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="1,32,128")
+    ap.add_argument("--vocab", default="151936")
+    ap.add_argument("--mix", default=",".join(MIXES))
+    ap.add_argument("--budget-ms", type=float, default=200.0)
+    ap.add_argument("--out", default="sample_mix.csv")
+    a = ap.parse_args(argv)
+    env = harness.environment("cuda")
+    for v in [int(x) for x in a.vocab.split(",")]:
+        for mix in a.mix.split(","):
+            for n in [int(x) for x in a.rows.split(",")]:
+                try:
+                    measure(mix, n, v, env, a.out, a.budget_ms)
+                except Exception as e:  # a failing mix is data, not the end of the run
+                    print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
+                    harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",
+                                                 "impl": "sonicsampler", **env, "note": "error: " + harness.one_line(e)}])
+
+
+if __name__ == "__main__":
+    main()

@@ -49,7 +49,9 @@ class SlotTable:
         if vocab_size < 1 or max_slots < 1:
             raise ValueError(f"vocab_size and max_slots must be >= 1, got {vocab_size}, {max_slots}")
         self.vocab_size, self.max_slots, self.max_bias = vocab_size, max_slots, max_bias
-        self.device = torch.device(device)
+        # A concrete device ("cuda" -> "cuda:N"): tensors report their index, so that comparisons of
+        # the caller's tensors with this device hold for every spelling of the same GPU.
+        self.device = torch.empty(0, device=device).device
         d, s = self.device, max_slots
         self.flags = torch.zeros(s, dtype=torch.int32, device=d)
         self.temperature = torch.ones(s, dtype=torch.float32, device=d)

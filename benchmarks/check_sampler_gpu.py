@@ -78,7 +78,10 @@ def check_graph(v=151936, n=32):
 
 
 if __name__ == "__main__":
+    parts = sys.argv[1:] or ["tokens", "graph"]   # e.g. `check_sampler_gpu.py graph`
     log.emit_env()
-    for v, n in ((32000, 16), (151936, 8), (262144, 4)):
-        check_tokens(v, n)
-    check_graph()
+    if "tokens" in parts:
+        for v, n in ((32000, 16), (151936, 8), (262144, 4)):
+            check_tokens(v, n)
+    if "graph" in parts:
+        check_graph()

@@ -58,7 +58,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
             assert int(out.tokens[i]) == -1
             continue
         untruncated = not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and p.min_p == 0.0
-        fits = int(support[i].sum()) <= bound or p.greedy or untruncated
+        # A greedy token is exact whatever the bound; its processed logprobs need the truncated set.
+        truncated = p.top_k_active(logits.shape[1]) or p.top_p < 1 or p.min_p > 0
+        greedy_exact = p.greedy and not (p.logprobs is not None and p.logprobs_mode == "processed" and truncated)
+        fits = int(support[i].sum()) <= bound or greedy_exact or untruncated
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound

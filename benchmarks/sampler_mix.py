@@ -111,9 +111,7 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float) -> 
 def host_breakdown(n: int, v: int, reps: int = 300) -> None:
     """Where an eager call's host time goes: the whole call, the call with both kernel launches
     replaced by no-ops (validation, plan lookup, output allocation), and one bare launch of each stage
-    through Triton's launcher (by difference)."""
-    import sonicsampler.sampler as sm
-
+    through sonicsampler.launch (by difference)."""
     s, slots, positions, _ = make_sampler("top_p", n, v)
     x = gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(0))
 
@@ -126,18 +124,14 @@ def host_breakdown(n: int, v: int, reps: int = 300) -> None:
         torch.cuda.synchronize()
         return us
 
-    class Noop:
-        def __getitem__(self, grid):
-            return lambda *a, **k: None
-
     s.sample(x, slots, positions)
     whole = per_call()
-    real = sm.sample_stage1, sm.sample_stage2
-    sm.sample_stage1 = sm.sample_stage2 = Noop()
+    real = s._stage1, s._stage2
+    s._stage1 = s._stage2 = lambda *a: None
     try:
         bare = per_call()
     finally:
-        sm.sample_stage1, sm.sample_stage2 = real
+        s._stage1, s._stage2 = real
     print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us, without the two launches {bare:.1f} us, "
           f"the two Triton launches {whole - bare:.1f} us", flush=True)
 

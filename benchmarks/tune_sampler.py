@@ -2,6 +2,7 @@
 `sonicsampler.tuning.sample_config` reads (tuning/tables/sample_<arch>.json).
 
     python3 benchmarks/tune_sampler.py --out $OUT/sample_sm90.json [--install]
+    python3 benchmarks/tune_sampler.py --from-timings T.jsonl --gpu "..." --out src/sonicsampler/tuning/tables/sample_sm90.json
 
 Each (vocabulary, rows) point is timed with CUDA-graph replays (median) for every candidate
 (tile, emitted candidates per tile, warps per stage) on standard-Gumbel bf16 logits with temperature
@@ -24,6 +25,7 @@ import triton.testing
 
 from sonicsampler import Sampler, SamplingParams
 
+CASE = "temperature 0.7, top-k 128, top-p 0.9, bf16 Gumbel logits"
 TABLES = Path(__file__).resolve().parent.parent / "src" / "sonicsampler" / "tuning" / "tables"
 
 
@@ -49,7 +51,15 @@ def main():
     ap.add_argument("--emits", default="16,32")
     ap.add_argument("--warps", default="8x8,4x8,4x4")
     ap.add_argument("--install", action="store_true", help="also write the table into src/sonicsampler/tuning/tables")
+    ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
+    ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
     a = ap.parse_args()
+    if a.from_timings:
+        from benchmarks.tune_topk import table_from_timings
+        with open(a.out, "w") as f:
+            json.dump({"gpu": a.gpu, "arch": "sm90", "case": CASE, "sources": a.from_timings,
+                       "entries": table_from_timings(a.from_timings)}, f, indent=1)
+        return
     blocks = [int(x) for x in a.blocks.split(",")]
     emits = [int(x) for x in a.emits.split(",")]
     warps = [tuple(int(y) for y in x.split("x")) for x in a.warps.split(",")]
@@ -82,7 +92,7 @@ def main():
             table = {"gpu": torch.cuda.get_device_name(), "arch": f"sm{major}{minor}", "torch": torch.__version__,
                      "triton": triton.__version__, "date": time.strftime("%Y-%m-%d"),
                      "commit": os.environ.get("BENCH_GIT_COMMIT", ""),
-                     "case": "temperature 0.7, top-k 128, top-p 0.9, bf16 Gumbel logits",
+                     "case": CASE,
                      "entries": sorted(entries, key=lambda e: (e["max_vocab"], e["max_rows"]))}
             # Written after every point, so a run cut off keeps a usable table.
             paths = [a.out] + ([TABLES / f"sample_sm{major}{minor}.json"] if a.install else [])

@@ -3,7 +3,7 @@ import importlib
 
 import torch
 
-from sonicsampler.tuning import TopKConfig, topk_config
+from sonicsampler.tuning import SampleConfig, TopKConfig, sample_config, topk_config
 
 table_mod = importlib.import_module("sonicsampler.tuning.table")
 
@@ -41,3 +41,11 @@ def test_no_table_uses_the_heuristic():
     table_mod._nearest.cache_clear()
     cfg = topk_config(torch.device("cpu"), 151936, 32)
     assert cfg.block & (cfg.block - 1) == 0 and 8 <= -(-151936 // cfg.block) <= 64
+
+
+def test_sampler_table_is_not_extrapolated_past_its_rows(monkeypatch):
+    use_table(monkeypatch, ({"max_vocab": 151936, "max_rows": 1, "block": 4096, "emit": 16, "warps1": 4, "warps2": 8},))
+    dev = torch.device("cpu")
+    assert sample_config(dev, 151936, 1) == SampleConfig(4096, 16, 4, 8)
+    assert sample_config(dev, 151936, 2) == SampleConfig(topk_config(dev, 151936, 2).block, 32, 8, 8)
+    table_mod._nearest.cache_clear()

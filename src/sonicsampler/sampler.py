@@ -15,6 +15,7 @@ from . import indicators as bits
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2
+from .launch import Launcher, int_spec, tensor_spec
 from .outputs import SampleOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
@@ -51,6 +52,8 @@ class Sampler:
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
         self._scratch = _Scratch()
         self._plans: dict[tuple, dict] = {}
+        # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
+        self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
         self._summary_key, self._summary = None, (0, False)
 
     # -- admission --------------------------------------------------------------------------------
@@ -131,13 +134,19 @@ class Sampler:
         common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                   t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
         sc = plan["scratch"]
-        sample_stage1[(plan["z"], n)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
-                                      t.seed, sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"],
-                                      plan["z"], **plan["const1"])
-        sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
-                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
-                            sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
-                            dropped, sc["raw_lse"], n_top, **plan["const2"])
+        # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
+        key = (plan["key"], tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(slots_dev),
+               tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride))
+        self._stage1((plan["z"], n), key,
+                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
+                      sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
+                     plan["const1"])
+        self._stage2((n,), key,
+                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
+                      t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
+                      sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
+                      dropped, sc["raw_lse"], n_top),
+                     plan["const2"])
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
@@ -198,7 +207,7 @@ class Sampler:
                       MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                       TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
                       EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
-        plan = self._plans[key] = {"z": z, "scratch": scratch, "const1": const1, "const2": const2}
+        plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "const2": const2}
         return plan
 
     def _raw_top(self, logits, slots_dev, valid, raw_lse, n_top, top_ids, top_lp):

@@ -24,7 +24,7 @@ class SampleConfig:
 
 def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     e = nearest_entry("sample", device, vocab, rows)
-    if e is None:
+    if e is None or rows > e["max_rows"]:   # beyond the measured rows: not extrapolated
         return SampleConfig(topk_config(device, vocab, rows).block)
     block = e["block"]
     while block > 1024 and -(-vocab // block) < 8:   # as for top-k: keep >= 8 tiles (see topk_config)

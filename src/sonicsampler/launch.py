@@ -35,7 +35,7 @@ class Launcher:
         hit = None if INTERPRETED else self._compiled.get(key)
         if hit is not None:
             compiled, tail = hit
-            compiled[grid](*args, *tail)
+            compiled[grid + (1,) * (3 - len(grid))](*args, *tail)   # the compiled runner takes 3 dims
             return
         compiled = self.fn[grid](*args, **consts)
         if not INTERPRETED and compiled is not None:

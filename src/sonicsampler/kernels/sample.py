@@ -29,7 +29,7 @@ import triton.language as tl
 from .. import indicators as bits
 from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
 from .prologue import bits16_to_f32, process, ranking_bits16
-from .rng import gumbel_noise
+from .rng import gumbel_noise, gumbel_noise_tile
 from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -118,7 +118,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             # its best perturbed score and (lowest) index; stage 2 takes the best over tiles.
             seed = tl.load(seed_ptr + slot)
             pos = tl.load(positions_ptr + row)
-            score = tl.where(live & (x > float("-inf")), x + gumbel_noise(seed, pos, 0, offs), float("-inf"))
+            noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
+            score = tl.where(live & (x > float("-inf")), x + noise, float("-inf"))
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))

@@ -64,6 +64,27 @@ class Sampler:
     def remove_request(self, slot: int) -> None:
         self.table.release(slot)
 
+    def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False) -> int:
+        """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
+        the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask). Triton
+        compiles a variant on its first launch (about 25 s each on an H100), and the launch table
+        picks configurations per row bucket, so without this a new batch size can compile mid-serving.
+        The warm-up rows point at no slot: no request or count is touched. Returns the variant count."""
+        n_top, raw = self._batch_summary(None, grammar)
+        variants = {}
+        for n in range(1, max_rows + 1):
+            plan = self._plan(n, dtype, grammar, n_top, raw)
+            variants.setdefault(_variant(plan), n)
+        if not INTERPRETED:   # the interpreter compiles nothing
+            t, dev = self.table, self.table.device
+            for n in variants.values():
+                logits = torch.zeros(n, self.vocab_size, dtype=dtype, device=dev)
+                nowhere = torch.full((n,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
+                mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
+                self.sample(logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask)
+            torch.cuda.synchronize(dev)
+        return len(variants)
+
     # -- one step ---------------------------------------------------------------------------------
     def _rows(self, name, values, n, check):
         dev = self.table.device
@@ -223,6 +244,11 @@ class Sampler:
         take = raw_mode[:, None] & asked
         top_lp.copy_(torch.where(take, lp, torch.where(raw_mode[:, None], torch.full_like(top_lp, float("-inf")), top_lp)))
         top_ids.copy_(torch.where(take & valid[:, None], ids, torch.where(raw_mode[:, None], -1, top_ids)))
+
+
+def _variant(plan: dict) -> tuple:
+    """What a compiled kernel pair is specialised on, of a plan: its constexprs and launch options."""
+    return tuple(sorted(plan["const1"].items())), tuple(sorted(plan["const2"].items()))
 
 
 def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,

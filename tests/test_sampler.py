@@ -7,6 +7,7 @@ reference's survivor set fits the candidate bound, except for the one documented
 (min-p not cutting inside the bound, or a top-k above it, combined with top-p). Inexact rows report the mass outside
 the candidates, checked against the reference's distribution.
 """
+import dataclasses
 
 import pytest
 import torch
@@ -60,8 +61,17 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
         untruncated = not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and p.min_p == 0.0
         # A greedy token is exact whatever the bound; its processed logprobs need the truncated set.
         truncated = p.top_k_active(logits.shape[1]) or p.top_p < 1 or p.min_p > 0
-        greedy_exact = p.greedy and not (p.logprobs is not None and p.logprobs_mode == "processed" and truncated)
-        fits = int(support[i].sum()) <= bound or greedy_exact or untruncated
+        processed_lp = p.logprobs is not None and p.logprobs_mode == "processed"
+        size = int(support[i].sum())
+        if p.greedy and processed_lp and truncated:
+            # The processed logprobs of a greedy row live on its truncated set (temperature 1), not
+            # on the one-hot selection.
+            t1 = dataclasses.replace(p, temperature=1.0)
+            size = int((reference.probs(logits[i:i + 1], [t1], positions=positions[i:i + 1],
+                                        prompt_token_ids=prompts[i:i + 1], output_token_ids=outputs[i:i + 1],
+                                        grammar_bitmask=None if mask is None else mask[i:i + 1]) > 0).sum())
+        greedy_exact = p.greedy and not (processed_lp and truncated)
+        fits = size <= bound or greedy_exact or untruncated
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound

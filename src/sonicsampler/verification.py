@@ -96,6 +96,14 @@ def _draft_probs(draft_probs, bsz, gamma, v, dev):
     return _DENSE, q, q.stride()[:2], None, (0, 0), 0
 
 
+def _new_outputs(bsz, g, dev):
+    """Uninitialised outputs (stage 2 writes every element): tokens, num_emitted, num_accepted, valid,
+    exact, logprob. A function of its own so that tests can poison them."""
+    return (torch.empty((bsz, g), dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int64, device=dev),
+            torch.empty(bsz, dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int8, device=dev),
+            torch.empty(bsz, dtype=torch.int8, device=dev), torch.empty((bsz, g), dtype=torch.float32, device=dev))
+
+
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
            grammar_bitmask=None) -> VerifyOutput:
     t, v = sampler.table, sampler.vocab_size
@@ -143,12 +151,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         if grammar_bitmask.stride(1) != 1:
             raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
 
-    tokens = torch.empty((bsz, g), dtype=torch.int64, device=dev)
-    n_emit = torch.empty(bsz, dtype=torch.int64, device=dev)
-    n_acc = torch.empty(bsz, dtype=torch.int64, device=dev)
-    valid = torch.empty(bsz, dtype=torch.int8, device=dev)
-    exact = torch.empty(bsz, dtype=torch.int8, device=dev)
-    logprob = torch.empty((bsz, g), dtype=torch.float32, device=dev)
+    tokens, n_emit, n_acc, valid, exact, logprob = _new_outputs(bsz, g, dev)
     if bsz == 0:
         return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))
 

@@ -5,13 +5,16 @@ tokens, emitted and accepted counts, validity, log-probabilities (to float toler
 poisoned before every launch, so an element the kernel forgot to write fails the comparison. Small
 vocabularies and tiles keep the interpreter fast; `emit` below the bound exercises the refill path.
 """
+import dataclasses
+
 import pytest
 import torch
 
 from sonicsampler import SamplingInputError, SamplingParams, reference, verification
-from sonicsampler.outputs import SparseDraftProbs
+from sonicsampler.outputs import SparseDraftProbs, VerifyOutput
 from sonicsampler.sampler import Sampler
 
+from conftest import DEVICE
 from tolerances import assert_close
 
 pytestmark = pytest.mark.interpreter
@@ -35,12 +38,12 @@ def poisoned_outputs(monkeypatch):
 
 
 def make_sampler(params, v=V, prompts=None, outputs=None, bound=BOUND, block=BLOCK, emit=BOUND, **kw):
-    s = Sampler(v, len(params), "cpu", bound=bound, block=block, emit=emit, max_bias=4, **kw)
+    s = Sampler(v, len(params), DEVICE, bound=bound, block=block, emit=emit, max_bias=4, **kw)
     resolved = []
     for i, p in enumerate(params):
         resolved.append(s.add_request(i, p, prompts[i] if prompts else ()))
         if outputs and outputs[i]:
-            s.table.counts[i] = torch.bincount(torch.tensor(outputs[i]), minlength=v).to(torch.int32)
+            s.table.counts[i] = torch.bincount(torch.tensor(outputs[i]), minlength=v).to(torch.int32).to(DEVICE)
     return s, resolved
 
 
@@ -85,16 +88,19 @@ def check(out, ref, resolved, expect_exact=True):
 
 def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts=None, dp=None, mask=None, **kw):
     s, resolved = make_sampler(params, logits.shape[1], prompts, outputs, **kw)
-    before = s.table.counts.clone()
-    out = s.verify(logits, drafts, list(range(len(params))), positions, num_draft_tokens=counts, draft_probs=dp,
-                   grammar_bitmask=mask)
+    before = s.table.counts.cpu().clone()
+    dev_dp = dp.to(DEVICE) if torch.is_tensor(dp) else dp if dp is None else SparseDraftProbs(
+        dp.token_ids.to(DEVICE), dp.probs.to(DEVICE))
+    out = s.verify(logits.to(DEVICE), drafts, list(range(len(params))), positions, num_draft_tokens=counts,
+                   draft_probs=dev_dp, grammar_bitmask=None if mask is None else mask.to(DEVICE))
+    out = VerifyOutput(*(None if t is None else t.cpu() for t in dataclasses.astuple(out)))
     ref = reference.verify(logits, drafts, resolved, positions=positions, num_draft_tokens=counts, draft_probs=dp,
                            prompt_token_ids=prompts, output_token_ids=outputs, grammar_bitmask=mask)
     # Emitted tokens, and only they, are counted into their slot's output counts.
     for b in range(len(params)):
         toks = out.tokens[b, : int(out.num_emitted[b])]
         added = torch.bincount(toks, minlength=logits.shape[1]).to(torch.int32)
-        assert torch.equal(s.table.counts[b] - before[b], added), b
+        assert torch.equal(s.table.counts[b].cpu() - before[b], added), b
     return out, ref, resolved
 
 
@@ -250,9 +256,11 @@ def test_device_tensors_are_used_unchecked_but_safely():
     # caller would.
     verification._on_host = lambda values: not torch.is_tensor(values)
     try:
-        out = s.verify(logits, drafts, torch.tensor([0, 1]), torch.tensor([0, 0]), num_draft_tokens=torch.tensor([9, 2]))
+        out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.tensor([0, 1], device=DEVICE),
+                       torch.tensor([0, 0], device=DEVICE), num_draft_tokens=torch.tensor([9, 2], device=DEVICE))
     finally:
         verification._on_host = _on_host
+    out = VerifyOutput(*(t.cpu() for t in dataclasses.astuple(out)))
     assert out.num_accepted.tolist() == [1, 0] and out.num_emitted.tolist() == [2, 1]
     assert int(out.tokens[0, 0]) == int(greedy[0]) and int(out.tokens[0, 1]) == int(greedy[1])
 
@@ -263,9 +271,12 @@ _on_host = verification._on_host
 def test_bad_input_is_refused_before_launch():
     s, _ = make_sampler([SamplingParams(seed=1), SamplingParams(temperature=0.0)])
     gamma = 2
-    x = torch.randn(2 * (gamma + 1), V).to(torch.bfloat16)
+    x = torch.randn(2 * (gamma + 1), V).to(torch.bfloat16).to(DEVICE)
     d = torch.zeros((2, gamma), dtype=torch.int64)
-    sparse = SparseDraftProbs
+
+    def sparse(ids, probs):
+        return SparseDraftProbs(ids.to(DEVICE), probs.to(DEVICE))
+
     cases = [
         (lambda: s.verify(x[:5], d, [0, 1], [0, 0]), "target_logits", None),
         (lambda: s.verify(x.to(torch.int32), d, [0, 1], [0, 0]), "target_logits", None),
@@ -280,9 +291,9 @@ def test_bad_input_is_refused_before_launch():
         (lambda: s.verify(x, d, [0, 1], [0, -1]), "positions", 1),
         (lambda: s.verify(x, d, [0, 1], [0, 0], num_draft_tokens=[0, 3]), "num_draft_tokens", 1),
         (lambda: s.verify(x, d, [0, 1], [0, 0], num_draft_tokens=[-1, 0]), "num_draft_tokens", 0),
-        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma, V, dtype=torch.float64)),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma, V, dtype=torch.float64, device=DEVICE)),
          "draft_probs", None),
-        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma + 1, V)), "draft_probs", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma + 1, V, device=DEVICE)), "draft_probs", None),
         (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3), torch.zeros(2, gamma, 3))),
          "draft_probs.token_ids", None),
         (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3).long(),
@@ -290,7 +301,7 @@ def test_bad_input_is_refused_before_launch():
          "draft_probs.probs", None),
         (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3).long(), torch.zeros(2, gamma, 4))),
          "draft_probs", None),
-        (lambda: s.verify(x, d, [0, 1], [0, 0], grammar_bitmask=torch.zeros(2, 3, dtype=torch.int32)),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], grammar_bitmask=torch.zeros(2, 3, dtype=torch.int32, device=DEVICE)),
          "grammar_bitmask", None),
     ]
     for call, field, request in cases:
@@ -298,3 +309,29 @@ def test_bad_input_is_refused_before_launch():
             call()
         assert e.value.field == field and e.value.request == request, (field, e.value)
     assert int(s.table.counts.sum()) == 0
+
+
+def test_first_token_is_distributed_as_the_target():
+    """Leviathan et al.: with drafts drawn from q, the first emitted token is distributed as p_0, whatever
+    q (here q puts 30% of its mass on tokens p_0 truncates away). One request per trial, all in one
+    launch, each with its own position (so its own noise). 100 000 trials on a GPU; 500 under the
+    interpreter (about 30 s), where |z| < 5 still flags errors above about 0.1 in a probability."""
+    v = 8
+    n = 100_000 if DEVICE == "cuda" else 500
+    p = SamplingParams(seed=123, top_k=6, temperature=0.8)
+    s = Sampler(v, n, DEVICE, bound=4, block=16, emit=2)
+    resolved = [s.add_request(i, p) for i in range(n)][0]
+    row0 = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, 2.5, -1.0])
+    logits = torch.stack([row0, torch.zeros(v)]).repeat(n, 1)
+    q = torch.tensor([0.05, 0.3, 0.05, 0.1, 0.1, 0.1, 0.0, 0.3])    # tokens 5 and 7 are outside top-6
+    drafts = torch.multinomial(q, n, replacement=True, generator=torch.Generator().manual_seed(11))[:, None]
+    out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.arange(n, device=DEVICE),
+                   torch.arange(n, device=DEVICE) * 7, draft_probs=q.expand(n, 1, v).contiguous().to(DEVICE))
+    target = reference.probs(logits[:1], [resolved])[0]
+    freq = torch.bincount(out.tokens[:, 0].cpu(), minlength=v).double() / n
+    z = (freq - target) / torch.sqrt(target * (1 - target) / n).clamp(min=1e-12)
+    assert bool(out.valid.all())
+    assert float(z.abs().max()) < 5, (freq, target, z)
+    assert float(freq[target == 0].sum()) == 0.0
+    rate = float(out.num_accepted.float().mean())
+    assert 0.1 < rate < 0.95, rate

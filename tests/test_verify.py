@@ -167,6 +167,18 @@ def test_untruncated_rows_are_exact_over_the_whole_vocabulary(kind):
     assert int(out.num_accepted.sum()) < int(out.num_emitted.sum())
 
 
+def test_residual_pass_over_sub_tiles():
+    """Stage-1 tiles above 2**11 tokens: the residual pass walks them in 2**11-token sub-tiles."""
+    v, gamma, bsz = 4096, 2, 3
+    gen = torch.Generator().manual_seed(12)
+    logits = (0.05 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
+    q = torch.softmax(6 * torch.randn(bsz, gamma, v, generator=gen), -1)     # peaked: p(d) < q(d), rejected
+    params = [SamplingParams(seed=b, presence_penalty=0.5) for b in range(bsz)]
+    out, ref, resolved = run(logits, q.argmax(-1), params, [5, 6, 7], dp=q, bound=8, block=4096, emit=8)
+    check(out, ref, resolved)
+    assert out.num_accepted.tolist() == [0] * bsz
+
+
 def test_draft_mass_where_the_target_has_none():
     """q puts its mass on tokens the target bans (bias -inf, grammar) or truncates (top-k): such drafts
     are always rejected and the residual is the target itself, renormalized."""

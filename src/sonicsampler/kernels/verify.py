@@ -20,6 +20,13 @@ Untruncated stochastic rows (no top-k/top-p/min-p) are exact, as in the sampler:
 full-vocabulary normalizer, the bonus token is stage 1's full-vocabulary Gumbel-max, and a residual
 draw makes one pass over the row's vocabulary. Truncated rows are exact when their set fits the
 candidate bound (the sampler's rule); a request that used an inexact row is reported (`exact`).
+
+Precision: p_l, q_l and the residual are fp32 here, float64 in the reference, so the two can differ
+where u·q(d) lies within float rounding of p(d), or where two residual scores are that close.
+
+Registers: at a stage-1 tile of 2**13 and 8 warps the sm_90 compile spills about 200 bytes per thread
+(the sampler's stage 2 spills none); the residual pass walks 2**11-token sub-tiles, which took most of
+an earlier 500 bytes away. Performance on a GPU has not been measured yet.
 """
 import triton
 import triton.language as tl
@@ -195,22 +202,25 @@ def residual_full_vocab(logits_ptr, stride_row, V, row, slot, flags,
                         BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                         HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr):
     """The residual draw of an untruncated row, whose p spans the whole vocabulary: one pass over the
-    row's tiles keeping the best residual score and the best fallback score (tiles ascend, so a strict
-    improvement keeps the lower id on ties)."""
+    row's tokens keeping the best residual score and the best fallback score (sub-tiles ascend, so a
+    strict improvement keeps the lower id on ties). Sub-tiles of at most 2**11 tokens: a stage-1 tile
+    of 2**13 with all this pass's vectors live spilled registers in the sm_90 compile."""
+    SUB_LOG2: tl.constexpr = BLOCK_LOG2 if BLOCK_LOG2 < 11 else 11
+    n_sub = Z * 2 ** (BLOCK_LOG2 - SUB_LOG2)
     best_r = float("-inf")
     best_p = float("-inf")
     tok_r = tl.full([], 0, tl.int64)
     tok_p = tl.full([], 0, tl.int64)
     mass = 0.0
     t = 0
-    while t < Z:
+    while t < n_sub:
         _raw, x, offs, inb, bad, _keys = processed_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
+            SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
         live = inb & ~bad & (x > float("-inf"))
-        start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-        q = draft_q(offs, live, d, q_ptr, q_ids_ptr, K, start, start + 2 ** BLOCK_LOG2, DRAFT)
+        start = t.to(tl.int64) * (2 ** SUB_LOG2)
+        q = draft_q(offs, live, d, q_ptr, q_ids_ptr, K, start, start + 2 ** SUB_LOG2, DRAFT)
         s_r, s_p, m_t = residual_scores(x, log_final, live, q, gumbel_noise(seed, pos, STREAM_RESIDUAL, offs))
         b_r, i_r = argmax_lowest(s_r, offs, V)
         b_p, i_p = argmax_lowest(s_p, offs, V)

@@ -255,7 +255,7 @@ def test_zero_drafts_is_plain_sampling():
     assert torch.equal(out.tokens[:, 0], reference.sample(logits, resolved, positions=[5, 6, 7]).tokens)
 
 
-def test_device_tensors_are_used_unchecked_but_safely():
+def test_device_tensors_are_used_unchecked_but_safely(monkeypatch):
     """Draft ids and counts given as device tensors are not checked on the host (the CUDA-graph path):
     an out-of-range draft id is rejected, a count above γ is clamped to γ."""
     gen = torch.Generator().manual_seed(9)
@@ -266,18 +266,12 @@ def test_device_tensors_are_used_unchecked_but_safely():
     drafts = torch.tensor([[int(greedy[0]), V + 5], [-7, 1]])
     # On the CPU the Sampler's device is the CPU: hand the kernels the unchecked path the way a CUDA
     # caller would.
-    verification._on_host = lambda values: not torch.is_tensor(values)
-    try:
-        out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.tensor([0, 1], device=DEVICE),
-                       torch.tensor([0, 0], device=DEVICE), num_draft_tokens=torch.tensor([9, 2], device=DEVICE))
-    finally:
-        verification._on_host = _on_host
+    monkeypatch.setattr(verification, "_on_host", lambda values: not torch.is_tensor(values))
+    out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.tensor([0, 1], device=DEVICE),
+                   torch.tensor([0, 0], device=DEVICE), num_draft_tokens=torch.tensor([9, 2], device=DEVICE))
     out = VerifyOutput(*(t.cpu() for t in dataclasses.astuple(out)))
     assert out.num_accepted.tolist() == [1, 0] and out.num_emitted.tolist() == [2, 1]
     assert int(out.tokens[0, 0]) == int(greedy[0]) and int(out.tokens[0, 1]) == int(greedy[1])
-
-
-_on_host = verification._on_host
 
 
 def test_bad_input_is_refused_before_launch():

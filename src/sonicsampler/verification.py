@@ -55,7 +55,7 @@ def _check_logits(logits, rows, v, dev):
         raise SamplingInputError("target_logits", "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
 
 
-def _draft_ids(draft_token_ids, v, dev):
+def _draft_ids(draft_token_ids, dev):
     """(B, γ) int64 contiguous draft ids on `dev`, and their host values when given on the host."""
     if not torch.is_tensor(draft_token_ids) or draft_token_ids.dim() != 2:
         raise SamplingInputError("draft_token_ids", f"must be a (B, γ) tensor, got "
@@ -108,7 +108,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
            grammar_bitmask=None) -> VerifyOutput:
     t, v = sampler.table, sampler.vocab_size
     dev = t.device
-    ids, ids_host = _draft_ids(draft_token_ids, v, dev)
+    ids, ids_host = _draft_ids(draft_token_ids, dev)
     bsz, gamma = ids.shape
     g = gamma + 1
     n = bsz * g

@@ -108,6 +108,34 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float) -> 
     harness._release("cuda")
 
 
+def host_breakdown(n: int, v: int, reps: int = 300) -> None:
+    """Where an eager call's host time goes: the whole call, the call with both kernel launches
+    replaced by no-ops (validation, plan lookup, output allocation), and one bare launch of each stage
+    through sonicsampler.launch (by difference)."""
+    s, slots, positions, _ = make_sampler("top_p", n, v)
+    x = gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(0))
+
+    def per_call():
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            s.sample(x, slots, positions)
+        us = (time.perf_counter() - t0) / reps * 1e6
+        torch.cuda.synchronize()
+        return us
+
+    s.sample(x, slots, positions)
+    whole = per_call()
+    real = s._stage1, s._stage2
+    s._stage1 = s._stage2 = lambda *a: None
+    try:
+        bare = per_call()
+    finally:
+        s._stage1, s._stage2 = real
+    print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us, without the two launches {bare:.1f} us, "
+          f"the two Triton launches {whole - bare:.1f} us", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="1,32,128")
@@ -115,8 +143,13 @@ def main(argv=None):
     ap.add_argument("--mix", default=",".join(MIXES))
     ap.add_argument("--budget-ms", type=float, default=200.0)
     ap.add_argument("--out", default="sample_mix.csv")
+    ap.add_argument("--host-breakdown", action="store_true", help="only the host-time breakdown")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
+    if a.host_breakdown:
+        for n in [int(x) for x in a.rows.split(",")]:
+            host_breakdown(n, int(a.vocab.split(",")[0]))
+        return
     for v in [int(x) for x in a.vocab.split(",")]:
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:

@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 
 from sonicsampler import rng
-from sonicsampler.kernels.rng import philox_uniform
+from sonicsampler.kernels.rng import philox_uniform, philox_uniform_tile
 
 U64 = 1 << 64
 M32 = 0xFFFFFFFF
@@ -160,6 +160,12 @@ def _uniform_loaded_args(out_ptr, seed_ptr, pos_ptr, tok_ptr, stream, BLOCK: tl.
     token = tl.load(tok_ptr + offs)
     u = philox_uniform(seed, position, stream, token)
     tl.store(out_ptr + offs, u)
+
+
+@triton.jit
+def _uniform_tile(out_ptr, seed, position, start, STREAM: tl.constexpr, BLOCK: tl.constexpr):
+    u = philox_uniform_tile(seed, position, STREAM, start, BLOCK)
+    tl.store(out_ptr + tl.arange(0, BLOCK), u)
 
 
 def _as_i64(seed: int) -> int:
@@ -342,3 +348,18 @@ def test_gumbel_is_standard_gumbel():
     f = float((g > 5).double().mean())
     pt = 1 - math.exp(-math.exp(-5))
     assert abs(f - pt) < Z2_1E6 * math.sqrt(pt * (1 - pt) / n)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tile_uniforms_equal_per_token_uniforms(seed, device):
+    """One Philox call per 4 tokens (the fused sampler's untruncated path) gives each token its own
+    uniform, in token order: a permutation of the words would fail here."""
+    for position in (0, 7, 2**32 + 3):
+        for stream in (0, 2):
+            for start in (0, 4, 4096, 150_000, 2**31 - 32):
+                out = torch.full((BLOCK,), float("nan"), device=device)
+                _uniform_tile[(1,)](out, _as_i64(seed), position, start, STREAM=stream, BLOCK=BLOCK)
+                expected = rng.uniforms(seed, position, stream, torch.arange(start, start + BLOCK))
+                assert torch.equal(out.cpu().view(torch.int32), expected.view(torch.int32)), \
+                    (seed, position, stream, start)

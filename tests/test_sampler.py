@@ -58,7 +58,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
             assert int(out.tokens[i]) == -1
             continue
         untruncated = not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and p.min_p == 0.0
-        fits = int(support[i].sum()) <= bound or p.greedy or untruncated
+        # A greedy token is exact whatever the bound; its processed logprobs need the truncated set.
+        truncated = p.top_k_active(logits.shape[1]) or p.top_p < 1 or p.min_p > 0
+        greedy_exact = p.greedy and not (p.logprobs is not None and p.logprobs_mode == "processed" and truncated)
+        fits = int(support[i].sum()) <= bound or greedy_exact or untruncated
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
@@ -277,3 +280,26 @@ def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position
     out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
                  bound=BOUND, block=BLOCK, emit=emit)
     check_against_reference(logits, params, positions, prompts, outputs, out)
+
+
+def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
+    """After warmup(max_rows), no batch size in 1..max_rows needs a launch variant (constexprs and
+    warps) that warmup did not prepare: a serving step then compiles nothing. With a launch table whose
+    row buckets change the configuration, a missed bucket fails here."""
+    import importlib
+
+    from sonicsampler.sampler import _variant
+    table_mod = importlib.import_module("sonicsampler.tuning.table")
+    buckets = ({"max_vocab": V, "max_rows": 1, "block": 256, "emit": 16, "warps1": 4, "warps2": 4},
+               {"max_vocab": V, "max_rows": 8, "block": 128, "emit": 32, "warps1": 8, "warps2": 4},
+               {"max_vocab": V, "max_rows": 64, "block": 256, "emit": 8, "warps1": 4, "warps2": 8})
+    monkeypatch.setattr(table_mod, "arch", lambda device: "sm90")
+    monkeypatch.setattr(table_mod, "entries", lambda kind, arch: buckets)
+    table_mod._nearest.cache_clear()
+    s = Sampler(V, 4, "cpu", bound=BOUND)
+    s.add_request(0, SamplingParams(logprobs=3, seed=1))
+    assert s.warmup(70) == 4      # three buckets, and beyond the table (65..70) the fallback
+    prepared = {_variant(p) for p in s._plans.values()}
+    for n in range(1, 71):
+        assert _variant(s._plan(n, torch.bfloat16, False, 3, False)) in prepared, n
+    table_mod._nearest.cache_clear()

@@ -16,11 +16,12 @@ from . import verification
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2
+from .launch import Launcher, int_spec, tensor_spec
 from .outputs import SampleOutput, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
-from .tuning import topk_config
+from .tuning import sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 
@@ -33,20 +34,28 @@ class Sampler:
     Untruncated rows (no top-k, top-p, min-p) are exact draws from the full softmax, unless
     allow_bounded_approximation=True asks for the paper's behaviour: sample among the best `bound`
     tokens (faster: no noise for every token), flagged and with the dropped mass reported.
+    block, emit, warps: launch configuration overrides; by default they come per batch size from the
+    measured table (sonicsampler.tuning.sample_config).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
-                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] = (8, 8),
-                 allow_bounded_approximation: bool = False, emit: int = 32):
+                 max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
+                 allow_bounded_approximation: bool = False, emit: int | None = None):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
         self.vocab_size, self.bound, self.block, self.warps = vocab_size, bound, block, warps
         self.exact_untruncated = not allow_bounded_approximation
-        if emit < 2 or emit & (emit - 1):
+        if emit is not None and (emit < 2 or emit & (emit - 1)):
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
-        self.emit = min(emit, bound)   # keys each stage-1 tile emits (the rest is refilled on demand)
+        if block is not None and (block < 2 or block & (block - 1)):
+            raise ValueError(f"block must be a power of two, got {block}")
+        self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
         self._scratch = _Scratch()
+        self._plans: dict[tuple, dict] = {}
+        # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
+        self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
+        self._summary_key, self._summary = None, (0, False)
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -55,6 +64,27 @@ class Sampler:
 
     def remove_request(self, slot: int) -> None:
         self.table.release(slot)
+
+    def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False) -> int:
+        """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
+        the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask). Triton
+        compiles a variant on its first launch (about 25 s each on an H100), and the launch table
+        picks configurations per row bucket, so without this a new batch size can compile mid-serving.
+        The warm-up rows point at no slot: no request or count is touched. Returns the variant count."""
+        n_top, raw = self._batch_summary(None, grammar)
+        variants = {}
+        for n in range(1, max_rows + 1):
+            plan = self._plan(n, dtype, grammar, n_top, raw)
+            variants.setdefault(_variant(plan), n)
+        if not INTERPRETED:   # the interpreter compiles nothing
+            t, dev = self.table, self.table.device
+            for n in variants.values():
+                logits = torch.zeros(n, self.vocab_size, dtype=dtype, device=dev)
+                nowhere = torch.full((n,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
+                mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
+                self.sample(logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask)
+            torch.cuda.synchronize(dev)
+        return len(variants)
 
     # -- one step ---------------------------------------------------------------------------------
     def _rows(self, name, values, n, check):
@@ -104,64 +134,103 @@ class Sampler:
             if grammar_bitmask.stride(1) != 1:
                 raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
 
-        # Per-batch decisions from the host mirror (no device read): the rows' slots when known,
-        # otherwise every admitted request.
-        rows = slots_host if slots_host is not None else [s for s in range(t.max_slots) if t.host[s] is not None]
-        n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
-        raw_rows_processed = any(
-            (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
-            and (t.host_flags[s] & (bits.REORDERING | bits.TEMPERATURE) or grammar_bitmask is not None)
-            for s in rows)
-
-        dev = t.device
-        c, e = self.bound, self.emit
-        m = 4 * e
-        block = max(self.block or topk_config(dev, v, n).block, 4 * c)
-        z = -(-v // block)
-        key64 = logits.dtype == torch.float32
-        key_dtype = torch.uint64 if key64 else torch.uint32
-        cand = self._scratch.get("cand", n * z * e, torch.uint64, dev)
-        compact = self._scratch.get("compact", n * z * m, key_dtype, dev)
-        refill = self._scratch.get("refill", n * 4 * c, key_dtype, dev)
-        stats = self._scratch.get("stats", n * z * 5, torch.float32, dev)
-        raw_lse = self._scratch.get("raw_lse", n, torch.float32, dev)
-        best = self._scratch.get("best", n * z, torch.float32, dev)
-        best_idx = self._scratch.get("best_idx", n * z, torch.int64, dev)
-
-        tokens = torch.empty(n, dtype=torch.int64, device=dev)
-        valid = torch.empty(n, dtype=torch.int8, device=dev)
-        exact = torch.empty(n, dtype=torch.int8, device=dev)
-        logprob = torch.full((n,), float("nan"), dtype=torch.float32, device=dev)
-        dropped = torch.empty(n, dtype=torch.float32, device=dev)
-        top_ids = torch.full((n, n_top), -1, dtype=torch.int64, device=dev)
-        top_lp = torch.full((n, n_top), float("-inf"), dtype=torch.float32, device=dev)
-        if n == 0:
-            return SampleOutput(tokens, valid.bool(), logprob, top_ids, top_lp, exact.bool(), dropped)
-
         has_mask = grammar_bitmask is not None
+        n_top, raw_rows_processed = self._batch_summary(slots_host, has_mask)
+        plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed)
+        dev = t.device
+        # Three allocations for the seven outputs; the kernels write every element. Each output starts
+        # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer
+        # alignment, so an odd offset for some batch sizes would compile a second variant.
+        n2, n4, n16 = -(-n // 2) * 2, -(-n // 4) * 4, -(-n // 16) * 16
+        ints = torch.empty(n2 + n * n_top, dtype=torch.int64, device=dev)
+        floats = torch.empty(2 * n4 + n * n_top, dtype=torch.float32, device=dev)
+        int8s = torch.empty(2 * n16, dtype=torch.int8, device=dev)
+        tokens, top_ids = ints[:n], ints[n2:].view(n, n_top)
+        logprob, dropped, top_lp = floats[:n], floats[n4:n4 + n], floats[2 * n4:].view(n, n_top)
+        valid, exact = int8s[:n], int8s[n16:n16 + n]
+        if n == 0:
+            return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool), dropped)
+
         mask = grammar_bitmask if has_mask else t.prompt_mask      # any int32 pointer when unused
         mask_stride = grammar_bitmask.stride(0) if has_mask else 0
         common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                   t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
-        is_bf16 = logits.dtype == torch.bfloat16
-        sample_stage1[(z, n)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
-                              cand, compact, stats, best, best_idx, z,
-                              BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
-                              IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
-                              EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[0])
-        sample_stage2[(n,)](logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
-                            t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, cand, stats, best, best_idx, refill, z,
-                            tokens, valid, logprob, top_ids, top_lp, exact, dropped, raw_lse, n_top,
-                            Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e),
-                            C_LOG2=_log2(c), BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16,
-                            HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                            TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
-                            EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=self.warps[1])
+        sc = plan["scratch"]
+        # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
+        key = (plan["key"], tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(slots_dev),
+               tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride))
+        self._stage1((plan["z"], n), key,
+                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
+                      sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
+                     plan["const1"])
+        self._stage2((n,), key,
+                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
+                      t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
+                      sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
+                      dropped, sc["raw_lse"], n_top),
+                     plan["const2"])
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
-            self._raw_top(logits, slots_dev, valid_b, raw_lse, n_top, top_ids, top_lp)
+            self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
         return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped)
 
+    def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool]:
+        """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass), from the
+        host mirror: the rows' slots when known, else every admitted request (cached per table version)."""
+        t = self.table
+        if slots_host is None:
+            key = (t.version, has_mask)
+            if self._summary_key != key:
+                self._summary_key, self._summary = key, self._summarize(
+                    [s for s in range(t.max_slots) if t.host[s] is not None], has_mask)
+            return self._summary
+        return self._summarize(slots_host, has_mask)
+
+    def _summarize(self, rows, has_mask: bool) -> tuple[int, bool]:
+        t = self.table
+        n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
+        raw_rows_processed = any(
+            (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
+            and (t.host_flags[s] & (bits.REORDERING | bits.TEMPERATURE) or has_mask) for s in rows)
+        return n_top, raw_rows_processed
+
+    def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool) -> dict:
+        """Everything about the two launches that depends on shapes and options only, computed once per
+        combination so that a step's host work is the launches themselves."""
+        key = (n, dtype, has_mask, n_top, raw_rows_processed)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        t, v, dev = self.table, self.vocab_size, self.table.device
+        # block, emit and warps: the measured table's (tuning/sample_config.py) unless given explicitly.
+        cfg = sample_config(dev, v, n)
+        c = self.bound
+        e = min(self.emit or cfg.emit, c)
+        m = 4 * e
+        block = max(self.block or cfg.block, 4 * c)
+        warps = self.warps or (cfg.warps1, cfg.warps2)
+        z = -(-v // block)
+        key64 = dtype == torch.float32
+        key_dtype = torch.uint64 if key64 else torch.uint32
+        sc = self._scratch
+        scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
+                   "compact": sc.get("compact", n * z * m, key_dtype, dev),
+                   "refill": sc.get("refill", n * 4 * c, key_dtype, dev),
+                   "stats": sc.get("stats", n * z * 5, torch.float32, dev),
+                   "raw_lse": sc.get("raw_lse", n, torch.float32, dev),
+                   "best": sc.get("best", n * z, torch.float32, dev),
+                   "best_idx": sc.get("best_idx", n * z, torch.int64, dev)}
+        is_bf16 = dtype == torch.bfloat16
+        const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
+                      HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
+                      num_warps=warps[0])
+        const2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
+                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
+                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
+                      TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
+                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
+        plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "const2": const2}
+        return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
                draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:
         """Speculative chain verification of B requests (SEMANTICS.md section 5), in two launches.
@@ -191,9 +260,14 @@ class Sampler:
         top_ids.copy_(torch.where(take & valid[:, None], ids, torch.where(raw_mode[:, None], -1, top_ids)))
 
 
+def _variant(plan: dict) -> tuple:
+    """What a compiled kernel pair is specialised on, of a plan: its constexprs and launch options."""
+    return tuple(sorted(plan["const1"].items())), tuple(sorted(plan["const2"].items()))
+
+
 def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,
            grammar_bitmask=None, bound: int = 128, block: int | None = None,
-           allow_bounded_approximation: bool = False, emit: int = 32) -> SampleOutput:
+           allow_bounded_approximation: bool = False, emit: int | None = None) -> SampleOutput:
     """One-off functional form with the reference's signature: a temporary Sampler, one slot per row."""
     n, v = logits.shape
     plist = [params] * n if isinstance(params, SamplingParams) else list(params)

@@ -73,6 +73,7 @@ class SlotTable:
         self.counts = torch.zeros(s, vocab_size, dtype=torch.int32, device=d)
         self.host: list[SamplingParams | None] = [None] * s
         self.host_flags = [0] * s
+        self.version = 0   # bumped by assign/release: launchers cache per-table summaries against it
 
     def _check_slot(self, slot) -> int:
         if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < self.max_slots:
@@ -117,9 +118,11 @@ class SlotTable:
         self.prompt_mask[slot] = (words - (words >= (1 << 31)).to(torch.int64) * (1 << 32)).to(torch.int32)
         self.counts[slot].zero_()
         self.host[slot], self.host_flags[slot] = p, bits
+        self.version += 1
         return p
 
     def release(self, slot: int) -> None:
         slot = self._check_slot(slot)
         self.flags[slot] = 0
         self.host[slot], self.host_flags[slot] = None, 0
+        self.version += 1

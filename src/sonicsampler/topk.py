@@ -23,15 +23,22 @@ def _pow2_at_least(n: int) -> int:
 
 
 class _Scratch:
-    """Per-device scratch buffers, grown on demand and reused: their size depends on shapes only."""
+    """Per-device scratch buffers, grown on demand and reused: their size depends on shapes only.
+
+    A buffer that grows is replaced but kept alive: a CUDA graph captured earlier still points at
+    it, and freeing it would hand its memory to other tensors under that graph's replays.
+    """
 
     def __init__(self):
         self._bufs: dict[tuple, torch.Tensor] = {}
+        self._retired: list[torch.Tensor] = []
 
     def get(self, name: str, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         key = (name, dtype, device)
         buf = self._bufs.get(key)
         if buf is None or buf.numel() < numel:
+            if buf is not None:
+                self._retired.append(buf)
             buf = torch.empty(max(numel, 1), dtype=dtype, device=device)
             self._bufs[key] = buf
         return buf[:numel]

@@ -16,7 +16,7 @@ from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
 from .outputs import SparseDraftProbs, VerifyOutput
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least
-from .tuning import topk_config
+from .tuning import sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
@@ -160,9 +160,14 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     row_pos = (pos_dev[:, None] + torch.arange(g, dtype=torch.int64, device=dev)[None, :]).reshape(n)
     drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
 
-    c, e = sampler.bound, sampler.emit
+    # block, emit and warps as the Sampler's own launches take them: the measured table's
+    # (tuning/sample_config.py, looked up for the B*(γ+1) target rows) unless set on the Sampler.
+    cfg = sample_config(dev, v, n)
+    c = sampler.bound
+    e = min(sampler.emit or cfg.emit, c)
     m = 4 * e
-    block = max(sampler.block or topk_config(dev, v, n).block, 4 * c)
+    block = max(sampler.block or cfg.block, 4 * c)
+    warps = sampler.warps or (cfg.warps1, cfg.warps2)
     z = -(-v // block)
     key64 = target_logits.dtype == torch.float32
     key_dtype = torch.uint64 if key64 else torch.uint32
@@ -186,7 +191,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                           IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
                           EXACT_UNTRUNCATED=sampler.exact_untruncated,
-                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, num_warps=sampler.warps[0])
+                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, num_warps=warps[0])
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     verify_stage2[(bsz,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
@@ -197,5 +202,5 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           G_PAD=_pow2_at_least(g), Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)),
                           E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16,
                           HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[target_logits.dtype],
-                          DRAFT=kind, EXACT_UNTRUNCATED=sampler.exact_untruncated, num_warps=sampler.warps[1])
+                          DRAFT=kind, EXACT_UNTRUNCATED=sampler.exact_untruncated, num_warps=warps[1])
     return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))

@@ -31,3 +31,26 @@ def philox_uniform(seed, position, stream, token):
 def gumbel_noise(seed, position, stream, token):
     u = philox_uniform(seed, position, stream, token)
     return -tl.log(-tl.log(u))
+
+
+@triton.jit
+def philox_uniform_tile(seed, position, stream, start, BLOCK: tl.constexpr):
+    """philox_uniform of the BLOCK contiguous tokens start, start+1, ... (start a multiple of 4, BLOCK
+    >= 4), with one Philox call per 4 tokens instead of one per token: the call's four words are the
+    four tokens' (the counter holds token >> 2), interleaved back into token order."""
+    pos = position.to(tl.int64)
+    c0 = ((start >> 2) + tl.arange(0, BLOCK // 4)).to(tl.uint32)
+    zero = c0 * 0
+    c1 = zero + (pos & 0xFFFFFFFF).to(tl.uint32)
+    c2 = zero + stream
+    c3 = zero + ((pos >> 32) & 0xFFFFFFFF).to(tl.uint32)
+    w0, w1, w2, w3 = tl.philox(seed, c0, c1, c2, c3)
+    # interleave(a, b) = a0 b0 a1 b1 ...: the outer interleave gives w0_i w1_i w2_i w3_i per i.
+    w = tl.interleave(tl.interleave(w0, w2), tl.interleave(w1, w3))
+    return _words_to_uniform(w)
+
+
+@triton.jit
+def gumbel_noise_tile(seed, position, stream, start, BLOCK: tl.constexpr):
+    u = philox_uniform_tile(seed, position, stream, start, BLOCK)
+    return -tl.log(-tl.log(u))

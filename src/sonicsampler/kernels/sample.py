@@ -29,7 +29,7 @@ import triton.language as tl
 from .. import indicators as bits
 from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
 from .prologue import bits16_to_f32, process, ranking_bits16
-from .rng import gumbel_noise
+from .rng import gumbel_noise, gumbel_noise_tile
 from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -129,7 +129,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             # its best perturbed score and (lowest) index; stage 2 takes the best over tiles.
             seed = tl.load(seed_ptr + slot)
             pos = tl.load(positions_ptr + row)
-            score = tl.where(live & (x > float("-inf")), x + gumbel_noise(seed, pos, 0, offs), float("-inf"))
+            noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
+            score = tl.where(live & (x > float("-inf")), x + noise, float("-inf"))
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
@@ -243,8 +244,11 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     else:
         untruncated = flags < 0                            # never: the bounded approximation was asked for
     # A greedy row's token is the first candidate whatever the bound, an untruncated row's the exact
-    # Gumbel-max over all tokens: both exact.
-    exact = exact | ((flags & GREEDY) != 0) | untruncated
+    # Gumbel-max over all tokens: both exact. A greedy row's processed logprobs still need its
+    # truncated set's normalizer, so with those it is exact only if the set is.
+    greedy_exact = ((flags & GREEDY) != 0) & (((flags & LOGPROBS_PROCESSED) == 0)
+                                              | ((flags & (TOP_K | TOP_P | MIN_P)) == 0))
+    exact = exact | greedy_exact | untruncated
     dropped = tl.where(exact, 0.0, dropped)
 
     # Selection.
@@ -278,10 +282,14 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     if valid:
         tl.atomic_add(counts_ptr + slot * V + token, 1)
 
-    # Log-probabilities.
+    # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
+    # launcher allocates them uninitialised.
+    t_lane = tl.arange(0, TOP_PAD)
+    out_ids = tl.full((TOP_PAD,), -1, tl.int64)
+    out_lp = tl.full((TOP_PAD,), NEG_INF, tl.float32)
+    lp_out = tl.full((), float("nan"), tl.float32)
     if (flags & LOGPROBS) != 0:
         n_top = tl.load(n_logprobs_ptr + slot)
-        t_lane = tl.arange(0, TOP_PAD)
         if (flags & LOGPROBS_PROCESSED) != 0:
             # Normalizer of the final survivors: the exact full-vocabulary one for untruncated rows,
             # else the survivors' (exact when the row is exact, the bounded set's otherwise).
@@ -296,14 +304,16 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             lp_vec = tl.where(real, raw_c - raw_lse, NEG_INF)
             ids_vec = tl.where(real, idx, -1)
             lp_tok = raw_tok - raw_lse
-        tl.store(logprob_ptr + row, tl.where(valid, lp_tok, float("nan")))
+        lp_out = tl.where(valid, lp_tok, float("nan"))
         # The candidates are in raw order only for rows with no processing at all; the launcher says so
         # (RAW_TOP_FROM_CANDIDATES) or writes raw top-n itself from an exact top-k of the logits.
         if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
             pick = lane[None, :] == t_lane[:, None]
-            sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1)
-            sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1)
+            sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1).to(tl.int64)
+            sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1).to(tl.float32)
             asked = t_lane < n_top
-            tl.store(top_ids_ptr + row * N_TOP + t_lane, tl.where(asked, tl.where(valid, sel_ids, -1), -1), mask=t_lane < N_TOP)
-            tl.store(top_lp_ptr + row * N_TOP + t_lane,
-                     tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF), mask=t_lane < N_TOP)
+            out_ids = tl.where(asked, tl.where(valid, sel_ids, -1), -1)
+            out_lp = tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF)
+    tl.store(logprob_ptr + row, lp_out)
+    tl.store(top_ids_ptr + row * N_TOP + t_lane, out_ids, mask=t_lane < N_TOP)
+    tl.store(top_lp_ptr + row * N_TOP + t_lane, out_lp, mask=t_lane < N_TOP)

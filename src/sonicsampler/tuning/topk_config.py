@@ -7,15 +7,11 @@ interpreter) the heuristic below applies.
 """
 from __future__ import annotations
 
-import functools
-import json
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-_TABLES = Path(__file__).parent / "tables"
+from .table import nearest_entry
 
 
 @dataclass(frozen=True)
@@ -39,21 +35,6 @@ class TopKConfig:
         return self
 
 
-def _arch(device: torch.device) -> str | None:
-    if device.type != "cuda":
-        return None
-    major, minor = torch.cuda.get_device_capability(device)
-    return f"sm{major}{minor}"
-
-
-@functools.lru_cache(maxsize=None)
-def _table(arch: str) -> tuple:
-    path = _TABLES / f"topk_{arch}.json"
-    if not path.exists():
-        return ()
-    return tuple(json.loads(path.read_text())["entries"])
-
-
 def _heuristic(vocab: int, rows: int) -> TopKConfig:
     # About 32 tiles: enough programs for one row, a small merge in stage 2, and (at k = 128, emit = 32)
     # about 4 of the top k per tile, far from saturating a tile's 32 emitted keys.
@@ -69,13 +50,9 @@ def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     """The measured entry of the nearest vocabulary (in log scale) and the smallest row bound >= rows;
     its tile shrinks if the vocabulary would otherwise have fewer than 8 tiles (at k = 128 more of the
     top k per tile would make stage 2's refill path likely). No table: the heuristic."""
-    arch = _arch(device)
-    table = _table(arch) if arch else ()
-    if not table:
+    e = nearest_entry("topk", device, vocab, rows)
+    if e is None:
         return _heuristic(vocab, rows)
-    v_best = min({e["max_vocab"] for e in table}, key=lambda b: abs(math.log(b / vocab)))
-    bucket = [e for e in table if e["max_vocab"] == v_best]
-    e = next((e for e in bucket if rows <= e["max_rows"]), bucket[-1])
     block = e["block"]
     while block > 1024 and -(-vocab // block) < 8:
         block //= 2

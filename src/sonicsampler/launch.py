@@ -1,0 +1,45 @@
+"""Launch a @triton.jit kernel without Triton's per-call argument binding, once it is compiled.
+
+Triton's JITFunction binds and specialises every argument on every launch, then builds a cache key
+string. For the sampler's kernels (about 50 arguments each) that cost about 90 us of host time per
+launch, measured on an H100 (benchmarks/results/h100/run6_sample_mix.csv, host breakdown), against a
+25 us budget for a whole step. The compiled kernel launches directly in a few microseconds.
+
+The caller names everything Triton specialises on that can differ between its calls (`key`: pointer
+alignment and dtypes of per-call tensors, divisibility of per-call integers, the constexprs); all
+other arguments must be fixed for a given key. Under the interpreter every call goes through Triton.
+"""
+from __future__ import annotations
+
+import torch
+
+from .kernels import INTERPRETED
+
+
+def tensor_spec(t: torch.Tensor) -> tuple:
+    """What Triton specialises on for a tensor argument: its dtype and 16-byte alignment."""
+    return t.dtype, t.data_ptr() % 16 == 0
+
+
+def int_spec(i: int) -> tuple:
+    """What Triton specialises on for an integer argument: 1, divisibility by 16, and its width."""
+    return i == 1, i % 16 == 0, -2**31 <= i < 2**31
+
+
+class Launcher:
+    def __init__(self, fn):
+        self.fn = fn
+        self._compiled: dict = {}
+
+    def __call__(self, grid: tuple, key, args: tuple, consts: dict) -> None:
+        hit = None if INTERPRETED else self._compiled.get(key)
+        if hit is not None:
+            compiled, tail = hit
+            compiled[grid + (1,) * (3 - len(grid))](*args, *tail)   # the compiled runner takes 3 dims
+            return
+        compiled = self.fn[grid](*args, **consts)
+        if not INTERPRETED and compiled is not None:
+            # The compiled kernel takes every parameter positionally, constexprs included, in the
+            # kernel's order; launch options (num_warps) are not parameters.
+            tail = tuple(consts[name] for name in self.fn.arg_names[len(args):])
+            self._compiled[key] = (compiled, tail)

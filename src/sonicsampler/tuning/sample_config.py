@@ -1,0 +1,32 @@
+"""Launch configuration of the fused sampler's two launches: from a measured table, or explicit.
+
+`tuning/tables/sample_<arch>.json` is written by `benchmarks/tune_sampler.py` on a GPU of that
+architecture (temperature 0.7, top-k 128, top-p 0.9, bf16). Without a table the top-k's configuration
+(its tile) and 8 warps per stage apply.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .table import nearest_entry
+from .topk_config import topk_config
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    block: int        # stage-1 tile (power of two)
+    emit: int = 32    # candidates each tile hands to stage 2 (power of two; the rest is refilled on demand)
+    warps1: int = 8
+    warps2: int = 8
+
+
+def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
+    e = nearest_entry("sample", device, vocab, rows)
+    if e is None or rows > e["max_rows"]:   # beyond the measured rows: not extrapolated
+        return SampleConfig(topk_config(device, vocab, rows).block)
+    block = e["block"]
+    while block > 1024 and -(-vocab // block) < 8:   # as for top-k: keep >= 8 tiles (see topk_config)
+        block //= 2
+    return SampleConfig(block, e.get("emit", 32), e.get("warps1", 8), e.get("warps2", 8))

@@ -3,6 +3,7 @@ spills, shared memory and SASS counts (benchmarks/compile_report.report). The ca
 with every kernel launch intercepted (recorded, not run) and its arguments turned into a signature.
 
     python -m benchmarks.compile_launches sampler      # from the repository root
+    python -m benchmarks.compile_launches verify       # Sampler.verify: its stage 1 and the three draft kinds
 """
 import sys
 
@@ -14,21 +15,37 @@ _TYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", 
           torch.int64: "i64", torch.int8: "i8", torch.uint32: "u32", torch.uint64: "u64", torch.bool: "i1"}
 
 
+def _arg_type(a):
+    if torch.is_tensor(a):
+        return "*" + _TYPES[a.dtype]
+    if isinstance(a, bool):
+        return "i1"
+    if isinstance(a, int):
+        return "i64" if abs(a) >= 2**31 else "i32"
+    if isinstance(a, float):
+        return "fp32"
+    return None
+
+
 def signature_of(fn, args, kwargs):
     names = fn.arg_names
     sig, consts = {}, {}
     for name, a in zip(names, args):
-        if torch.is_tensor(a):
-            sig[name] = "*" + _TYPES[a.dtype]
-        elif isinstance(a, bool):
-            sig[name] = "i1"
-        elif isinstance(a, int):
-            sig[name] = "i64" if abs(a) >= 2**31 else "i32"
-        elif isinstance(a, float):
-            sig[name] = "fp32"
+        if _arg_type(a):
+            sig[name] = _arg_type(a)
+    constexprs = {p.name for p in fn.params if p.is_constexpr}
     for name, a in kwargs.items():
-        if name in names:
+        if name in constexprs:
             consts[name] = a
+        elif name in names and _arg_type(a):      # a runtime argument passed by name
+            sig[name] = _arg_type(a)
+    # Arguments left to their defaults: a None pointer is a constexpr None, other defaults as given.
+    for p in fn.params:
+        if p.name not in sig and p.name not in consts and p.has_default:
+            if p.is_constexpr or p.default is None:
+                consts[p.name] = p.default
+            else:
+                sig[p.name] = _arg_type(p.default)
     return sig, consts
 
 
@@ -64,6 +81,7 @@ def main(what):
     import importlib
     sampler_mod.INTERPRETED = True     # let the launchers accept CPU tensors: nothing is launched
     importlib.import_module("sonicsampler.topk").INTERPRETED = True
+    importlib.import_module("sonicsampler.verification").INTERPRETED = True
 
     v = 151936
 
@@ -73,8 +91,24 @@ def main(what):
         s.add_request(1, SamplingParams(temperature=0.0, logprobs=5, repetition_penalty=1.1, logit_bias={3: 1.0}))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
+    def call_verify():
+        from sonicsampler.outputs import SparseDraftProbs
+        b, gamma = 2, 3
+        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS)
+        s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1, frequency_penalty=0.5))
+        s.add_request(1, SamplingParams(temperature=0.0, logprobs=5, repetition_penalty=1.1, logit_bias={3: 1.0}))
+        x = torch.randn(b * (gamma + 1), v).to(torch.bfloat16)
+        d = torch.zeros(b, gamma, dtype=torch.int64)
+        s.verify(x, d, [0, 1], [0, 0])
+        s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.zeros(b, gamma, v))
+        s.verify(x, d, [0, 1], [0, 0], draft_probs=SparseDraftProbs(torch.zeros(b, gamma, 8, dtype=torch.int32),
+                                                                     torch.zeros(b, gamma, 8)))
+
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
-    for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2], call):
+    from sonicsampler.kernels.verify import verify_stage2
+    calls = {"sampler": call, "verify": call_verify}
+    for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2],
+                                    calls[what]):
         warps = kwargs.pop("num_warps", 4)
         sig, consts = signature_of(fn, args, kwargs)
         report(f"{fn.__name__} {consts}", compile_kernel(fn, sig, consts, warps))

@@ -32,3 +32,5 @@ class VerifyOutput:
     num_accepted: torch.Tensor    # (B,) int64
     valid: torch.Tensor           # (B,) bool: False if a target row it needed was invalid
     logprob: torch.Tensor         # (B, γ+1) float32, NaN where nothing emitted or not asked
+    exact: torch.Tensor | None = None   # (B,) bool: every target row the request used had its exact
+                                        # selected set (Sampler.verify; the reference leaves it None: always)

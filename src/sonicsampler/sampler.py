@@ -12,11 +12,12 @@ from __future__ import annotations
 import torch
 
 from . import indicators as bits
+from . import verification
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2
 from .launch import Launcher, int_spec, tensor_spec
-from .outputs import SampleOutput
+from .outputs import SampleOutput, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
@@ -230,6 +231,19 @@ class Sampler:
                       EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "const2": const2}
         return plan
+    def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
+               draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:
+        """Speculative chain verification of B requests (SEMANTICS.md section 5), in two launches.
+
+        target_logits (B*(γ+1), V), request-major; draft_token_ids (B, γ); slots and positions (B,):
+        positions[b] is the position of the token generated at request b's first target row.
+        num_draft_tokens (B,): ragged draft counts in 0..γ (None: all γ). draft_probs: None (one-hot
+        drafts), a dense (B, γ, V) float32 tensor or SparseDraftProbs. Emitted tokens are counted into
+        the slots' output counts. See sonicsampler/verification.py.
+        """
+        return verification.verify(self, target_logits, draft_token_ids, slots, positions,
+                                   num_draft_tokens=num_draft_tokens, draft_probs=draft_probs,
+                                   grammar_bitmask=grammar_bitmask)
 
     def _raw_top(self, logits, slots_dev, valid, raw_lse, n_top, top_ids, top_lp):
         """Raw top-n log-probabilities of rows whose processing reorders tokens: an exact top-n of the

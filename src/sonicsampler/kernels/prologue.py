@@ -22,16 +22,32 @@ def _bit(words, idx):
 
 
 @triton.jit
+def pending_counts(idx, pend_ptr, n_pend):
+    """How often each token id of `idx` occurs among the n_pend tokens at pend_ptr (int32)."""
+    c = tl.zeros(idx.shape, tl.int32)
+    j = 0
+    while j < n_pend:
+        c += (idx == tl.load(pend_ptr + j).to(tl.int64)).to(tl.int32)
+        j += 1
+    return c
+
+
+@triton.jit
 def process(x, idx, live, row, slot, flags, V,
             mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int64) of one row."""
+            HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int64) of one row.
+
+    PENDING (speculative verification): the row's output so far also holds the `n_pend` tokens at
+    `pend_ptr` (the draft tokens before this target row), which are not in `counts_ptr` yet."""
     if HAS_MASK:
         w = tl.load(mask_ptr + row * mask_stride + (idx >> 5), mask=live, other=-1)
         x = tl.where(_bit(w, idx), x, float("-inf"))
     if (flags & (REPETITION | FREQUENCY | PRESENCE)) != 0:
         c = tl.load(counts_ptr + slot * V + idx, mask=live, other=0)
+        if PENDING:
+            c += pending_counts(idx, pend_ptr, n_pend)
         if (flags & REPETITION) != 0:
             pw = tl.load(prompt_mask_ptr + slot * words + (idx >> 5), mask=live, other=0)
             r = tl.load(rep_ptr + slot)

@@ -67,17 +67,19 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                   pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """One tile of one row: raw fp32 logits, processed logits, token ids, in-vocabulary lanes, lanes
     with NaN or +inf processed values, and the tile keys ranking the processed values (rounded to
-    the input dtype; 0 for lanes outside the vocabulary or bad). Stage 1 and stage 2's refill share it."""
+    the input dtype; 0 for lanes outside the vocabulary or bad). Stage 1 and stage 2's refill share it.
+    PENDING: the row's pending draft tokens count as output (prologue.process)."""
     local = tl.arange(0, 2 ** BLOCK_LOG2)
     offs = tile.to(tl.int64) * (2 ** BLOCK_LOG2) + local
     inb = offs < V
     raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS)
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     bad = inb & ((x != x) | (x == float("inf")))
     if KEY64:
         keys = pack_tile_keys(x, local, offs, inb & ~bad, True)
@@ -93,15 +95,24 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                  EXACT_UNTRUNCATED: tl.constexpr):
+                  EXACT_UNTRUNCATED: tl.constexpr,
+                  drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False):
+    # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
+    # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
+    # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
     tile = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     tile_id = row * Z + tile
+    pend_ptr = drafts_ptr
+    n_pend = 0
+    if PENDING:
+        pend_ptr = drafts_ptr + (row // rows_per_request) * (rows_per_request - 1)
+        n_pend = row % rows_per_request
     raw, x, offs, inb, bad, keys = processed_tile(
         logits_ptr, stride_row, V, row, slot, flags, tile, mask_ptr, mask_stride, prompt_mask_ptr, words,
         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     m_p, s_p = _max_sumexp(x, inb & ~bad)
     st = stats_ptr + tile_id * N_STATS
     tl.store(st + 0, m_p)

@@ -1,0 +1,356 @@
+"""Speculative chain verification (SEMANTICS.md section 5), stage 2: one program per request.
+
+Stage 1 is the sampler's own (kernels/sample.py, `sample_stage1` with PENDING): it runs over all
+B·(γ+1) target rows at once, each row with its request's slot and its own position (row l of a
+request generates position positions[b] + l), and the l-th row's penalties also count the request's
+first l draft tokens (they are the output so far if row l is reached).
+
+Stage 2 walks a request's rows in order. For row l it rebuilds the target's truncated distribution
+p_l over the row's candidates (the sampler's stage-2 merge and truncation, `target_distribution`),
+then:
+- greedy request: accept d_l while it is the argmax, else emit the argmax and stop;
+- stochastic request: accept d_l iff u·q_l(d_l) <= p_l(d_l), u from the acceptance stream; at the
+  first rejection draw from normalize(max(0, p_l - q_l)) (Gumbel-max on the residual stream; from p_l
+  itself where the residual is empty) and stop;
+- at row n_b (all drafts accepted) draw the bonus token from p_l (the sampling stream).
+Emitted tokens are counted into the slot's output counts once the walk ends (not as it goes: later
+rows already count the drafts as pending tokens).
+
+Untruncated stochastic rows (no top-k/top-p/min-p) are exact, as in the sampler: p_l(d) uses the
+full-vocabulary normalizer, the bonus token is stage 1's full-vocabulary Gumbel-max, and a residual
+draw makes one pass over the row's vocabulary. Truncated rows are exact when their set fits the
+candidate bound (the sampler's rule); a request that used an inexact row is reported (`exact`).
+
+Precision: p_l, q_l and the residual are fp32 here, float64 in the reference, so the two can differ
+where u·q(d) lies within float rounding of p(d), or where two residual scores are that close.
+
+Registers: at a stage-1 tile of 2**13 and 8 warps the sm_90 compile spills about 200 bytes per thread
+(the sampler's stage 2 spills none); the residual pass walks 2**11-token sub-tiles, which took most of
+an earlier 500 bytes away. Performance on a GPU has not been measured yet.
+"""
+import triton
+import triton.language as tl
+
+from .. import indicators as bits
+from .keys import bits_from_key16, row_key_index
+from .prologue import bits16_to_f32, process
+from .rng import gumbel_noise, philox_uniform
+from .sample import _at, _combine, N_STATS, processed_tile, row_slot
+from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists
+
+ACTIVE = tl.constexpr(bits.ACTIVE)
+GREEDY = tl.constexpr(bits.GREEDY)
+TOP_K = tl.constexpr(bits.TOP_K)
+TOP_P = tl.constexpr(bits.TOP_P)
+MIN_P = tl.constexpr(bits.MIN_P)
+LOGPROBS = tl.constexpr(bits.LOGPROBS)
+LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
+UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
+TRUNCATION = tl.constexpr(bits.TOP_K | bits.TOP_P | bits.MIN_P)
+
+# How the draft distribution q is given (the launcher's DRAFT constexpr).
+DRAFT_ONE_HOT = tl.constexpr(0)   # none: q_l is one-hot at d_l
+DRAFT_DENSE = tl.constexpr(1)     # (B, γ, V) probabilities
+DRAFT_SPARSE = tl.constexpr(2)    # (B, γ, K) token ids (-1 = padding) and probabilities
+
+STREAM_SAMPLE = tl.constexpr(0)
+STREAM_ACCEPT = tl.constexpr(1)
+STREAM_RESIDUAL = tl.constexpr(2)
+
+
+@triton.jit
+def target_distribution(logits_ptr, stride_row, V, row, slot, flags,
+                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z, pend_ptr, n_pend,
+                        Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                        KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                        NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+    """One target row's candidates and truncated distribution, by the sampler's stage-2 rules
+    (kernels/sample.py, sample_stage2): candidate token ids (C, in rank order), their processed values,
+    the survivors `keep`, the log-normalizer of the final distribution (so p = exp(x - log_final) on
+    `keep`), the full-vocabulary processed log-normalizer, the row's validity, whether the survivors
+    are exactly the reference's, and whether the row is an untruncated stochastic row taking the
+    exact full-vocabulary path."""
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    lane = tl.arange(0, C)
+    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
+    if E_LOG2 < C_LOG2:
+        kth = _at(top, lane, C - 1)
+        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
+            t = 0
+            while t < Z:
+                last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
+                if last_t > kth:
+                    _r, _x, _o, _i, _b, keys = processed_tile(
+                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
+                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                        pend_ptr, n_pend, True)
+                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
+                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
+                t += 1
+    real = (top >> 32) > NEG_INF_KEY
+    idx = tl.where(real, row_key_index(top), 0)
+    raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
+    x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
+    x = tl.where(real, x, NEG_INF)
+    if KEY64:
+        rank_val = x
+    else:
+        rank_val = tl.where(real, bits16_to_f32(bits_from_key16((top >> 32).to(tl.int32)), IS_BF16), NEG_INF)
+
+    zz = tl.arange(0, 2 ** Z_LOG2)
+    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
+    n_real = tl.sum(real.to(tl.int32))
+    valid = (n_bad == 0) & (n_real > 0) & ((flags & ACTIVE) != 0)
+    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)
+
+    keep = real
+    in_bound = n_real < C
+    if (flags & MIN_P) != 0:
+        thr = _at(rank_val, lane, 0) + tl.load(log_min_p_ptr + slot)
+        keep = keep & (rank_val >= thr)
+        in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
+    if (flags & TOP_K) != 0:
+        k = tl.load(top_k_ptr + slot)
+        keep = keep & (lane < k)
+        in_bound = in_bound | (k <= C)
+    m = _at(x, lane, 0)
+    log_norm = tl.where(in_bound, m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0))), lse_all)
+    exact = in_bound
+    if (flags & TOP_P) != 0:
+        p_top = tl.load(top_p_ptr + slot)
+        p_kept = tl.where(keep, tl.exp(x - log_norm), 0.0)
+        before = tl.cumsum(p_kept, axis=0) - p_kept
+        exact = exact | ((tl.sum(p_kept) >= p_top) & ((flags & (MIN_P | TOP_K)) == 0))
+        keep = keep & (before < p_top)
+    if EXACT_UNTRUNCATED:
+        untruncated = (flags & UNTRUNCATED_MASK) == 0
+    else:
+        untruncated = flags < 0                            # never: the bounded approximation was asked for
+    exact = exact | ((flags & GREEDY) != 0) | untruncated
+    # The final distribution's normalizer: the full vocabulary's when nothing truncates, else the
+    # survivors' (exact when the row is exact).
+    log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
+    log_final = tl.where((flags & TRUNCATION) == 0, lse_all, log_kept)
+    return idx, x, keep, log_final, lse_all, valid, exact, untruncated
+
+
+@triton.jit
+def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
+                 mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 pend_ptr, n_pend, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """Raw and processed value of one token of a row (the token need not be a candidate; tok in 0..V-1)."""
+    two = tl.arange(0, 2)
+    tok2 = tok + two * 0
+    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
+    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
+    return tl.max(raw2), tl.max(x2)
+
+
+@triton.jit
+def draft_q(tok, live, d, q_ptr, q_ids_ptr, K, lo, hi, DRAFT: tl.constexpr):
+    """q_l at a block of token ids (all in lo..hi-1): one-hot at d, the dense row at q_ptr, or the sum
+    of the sparse entries (q_ids_ptr[j], q_ptr[j]), j < K, naming each token (ids are distinct)."""
+    if DRAFT == DRAFT_ONE_HOT:
+        q = tl.where(tok == d, 1.0, 0.0)
+    elif DRAFT == DRAFT_DENSE:
+        q = tl.load(q_ptr + tok, mask=live, other=0.0).to(tl.float32)
+    else:
+        q = tl.zeros(tok.shape, tl.float32)
+        j = 0
+        while j < K:
+            t = tl.load(q_ids_ptr + j).to(tl.int64)
+            if (t >= lo) & (t < hi):      # most entries miss a given tile: skip their block work
+                q += tl.where(tok == t, tl.load(q_ptr + j).to(tl.float32), 0.0)
+            j += 1
+    return q
+
+
+@triton.jit
+def residual_scores(x, log_final, live, q, g):
+    """Gumbel scores of the residual max(0, p - q) and of p itself (the fallback where the residual is
+    empty), and the block's residual mass. log(p) is taken as x - log_final where q is 0 (exact, no
+    underflow), log(p - q) elsewhere."""
+    lp = x - log_final
+    resid = tl.where(live, tl.maximum(tl.exp(lp) - q, 0.0), 0.0)
+    lr = tl.where(q > 0, tl.log(resid), lp)
+    s_resid = tl.where(live & (lr > float("-inf")), lr + g, float("-inf"))
+    s_p = tl.where(live, lp + g, float("-inf"))
+    return s_resid, s_p, tl.sum(resid)
+
+
+@triton.jit
+def argmax_lowest(score, tok, V):
+    """(best score, lowest token id reaching it) of a block; ties go to the lower id, as the reference."""
+    best = tl.max(score)
+    return best, tl.min(tl.where(score == best, tok, V))
+
+
+@triton.jit
+def residual_full_vocab(logits_ptr, stride_row, V, row, slot, flags,
+                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                        pend_ptr, n_pend, log_final, seed, pos, d, q_ptr, q_ids_ptr, K, Z,
+                        BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                        HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr):
+    """The residual draw of an untruncated row, whose p spans the whole vocabulary: one pass over the
+    row's tokens keeping the best residual score and the best fallback score (sub-tiles ascend, so a
+    strict improvement keeps the lower id on ties). Sub-tiles of at most 2**11 tokens: a stage-1 tile
+    of 2**13 with all this pass's vectors live spilled registers in the sm_90 compile."""
+    SUB_LOG2: tl.constexpr = BLOCK_LOG2 if BLOCK_LOG2 < 11 else 11
+    n_sub = Z * 2 ** (BLOCK_LOG2 - SUB_LOG2)
+    best_r = float("-inf")
+    best_p = float("-inf")
+    tok_r = tl.full([], 0, tl.int64)
+    tok_p = tl.full([], 0, tl.int64)
+    mass = 0.0
+    t = 0
+    while t < n_sub:
+        _raw, x, offs, inb, bad, _keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
+        live = inb & ~bad & (x > float("-inf"))
+        start = t.to(tl.int64) * (2 ** SUB_LOG2)
+        q = draft_q(offs, live, d, q_ptr, q_ids_ptr, K, start, start + 2 ** SUB_LOG2, DRAFT)
+        s_r, s_p, m_t = residual_scores(x, log_final, live, q, gumbel_noise(seed, pos, STREAM_RESIDUAL, offs))
+        b_r, i_r = argmax_lowest(s_r, offs, V)
+        b_p, i_p = argmax_lowest(s_p, offs, V)
+        tok_r = tl.where(b_r > best_r, i_r, tok_r)
+        tok_p = tl.where(b_p > best_p, i_p, tok_p)
+        best_r = tl.maximum(best_r, b_r)
+        best_p = tl.maximum(best_p, b_p)
+        mass += m_t
+        t += 1
+    return tl.where(mass > 0, tok_r, tok_p)
+
+
+@triton.jit
+def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_ptr, flags_ptr,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr,
+                  drafts_ptr, gamma, n_draft_ptr, q_ptr, q_stride_b, q_stride_l, q_ids_ptr, qi_stride_b, qi_stride_l, K,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                  tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr,
+                  G_PAD: tl.constexpr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
+                  BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
+                  DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    b = tl.program_id(0).to(tl.int64)
+    slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
+    G = gamma + 1
+    seed = tl.load(seed_ptr + slot)
+    pos0 = tl.load(req_pos_ptr + b)
+    # A device tensor of draft counts is not checked on the host: clamp it into 0..γ.
+    n_b = tl.minimum(tl.maximum(tl.load(n_draft_ptr + b).to(tl.int64), 0), gamma)
+    pend = drafts_ptr + b * gamma
+    greedy = (flags & GREEDY) != 0
+    lane = tl.arange(0, C)
+    g_lane = tl.arange(0, G_PAD)
+    zeros2 = tl.zeros([2], tl.int32)
+
+    # Emitted tokens and their log-probabilities stay in registers and are stored once at the end.
+    out_tok = tl.full([G_PAD], -1, tl.int64)
+    out_lp = tl.full([G_PAD], float("nan"), tl.float32)
+    n_emit = n_b * 0
+    n_acc = n_b * 0
+    ok = (flags & ACTIVE) != 0
+    exact = ok | ~ok
+    l = n_b * 0
+    stop = n_b + 1
+    while l < stop:
+        row = b * G + l
+        pos = pos0 + l
+        idx, x, keep, log_final, lse_all, row_ok, row_exact, untruncated = target_distribution(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z, pend, l,
+            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
+        bonus = l == n_b
+        d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
+        d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted
+        d_safe = tl.where(d_ok, d, 0)
+        first = _at(idx, lane, 0)
+        tok = first
+        accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
+        if row_ok & ~greedy:
+            if bonus:
+                if untruncated:
+                    # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
+                    zt = tl.arange(0, 2 ** Z_LOG2)
+                    bs = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)
+                    bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
+                    tok = tl.min(tl.where(bs == tl.max(bs), bi, V))
+                else:
+                    score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
+                    _s, tok = argmax_lowest(score, idx, V)
+            else:
+                q_row = q_ptr + b * q_stride_b + l * q_stride_l
+                q_ids_row = q_ids_ptr + b * qi_stride_b + l * qi_stride_l
+                if untruncated:
+                    _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
+                                               mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                               pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                               pend, l, HAS_MASK, MAX_BIAS)
+                    in_p = d_ok & (x_d > NEG_INF)
+                    p_d = tl.where(in_p, tl.exp(x_d - log_final), 0.0)
+                else:
+                    match = keep & (idx == d)
+                    in_p = tl.sum(match.to(tl.int32)) > 0
+                    p_d = tl.sum(tl.where(match, tl.exp(x - log_final), 0.0))
+                q_d = tl.max(draft_q(d_safe + zeros2, zeros2 == 0, d_safe, q_row, q_ids_row, K, 0, V, DRAFT))
+                u = tl.max(philox_uniform(seed, pos, STREAM_ACCEPT, zeros2))
+                accept = in_p & (u * q_d <= p_d)
+                tok = d_safe
+                if ~accept:
+                    if untruncated:
+                        tok = residual_full_vocab(
+                            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
+                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                            bias_count_ptr, temp_ptr, pend, l, log_final, seed, pos, d, q_row, q_ids_row, K, Z,
+                            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT)
+                    else:
+                        q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
+                        s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
+                                                         gumbel_noise(seed, pos, STREAM_RESIDUAL, idx))
+                        _b, tok_r = argmax_lowest(s_r, idx, V)
+                        _b, tok_p = argmax_lowest(s_p, idx, V)
+                        tok = tl.where(mass > 0, tok_r, tok_p)
+        if (flags & LOGPROBS) != 0:
+            raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
+                                      mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                      pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                      pend, l, HAS_MASK, MAX_BIAS)
+            if (flags & LOGPROBS_PROCESSED) != 0:
+                lp = x_t - log_final
+            else:
+                lp = raw_t - _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
+            out_lp = tl.where(g_lane == l, tl.where(row_ok, lp, out_lp), out_lp)
+        out_tok = tl.where(g_lane == l, tl.where(row_ok, tok, out_tok), out_tok)
+        n_emit += row_ok.to(tl.int64)
+        go_on = row_ok & accept & ~bonus
+        n_acc += go_on.to(tl.int64)
+        ok = ok & row_ok
+        exact = exact & (row_exact | ~row_ok)
+        stop = tl.where(go_on, stop, l + 1)
+        l += 1
+
+    if (flags & ACTIVE) != 0:
+        tl.atomic_add(counts_ptr + slot * V + out_tok, 1, mask=g_lane < n_emit)
+    tl.store(tokens_ptr + b * G + g_lane, out_tok, mask=g_lane < G)
+    tl.store(logprob_ptr + b * G + g_lane, out_lp, mask=g_lane < G)
+    tl.store(n_emit_ptr + b, n_emit)
+    tl.store(n_acc_ptr + b, n_acc)
+    tl.store(valid_ptr + b, ok.to(tl.int8))
+    tl.store(exact_ptr + b, exact.to(tl.int8))

@@ -1,0 +1,206 @@
+"""Speculative verification on the Sampler's state (`Sampler.verify`): validation and the two launches.
+
+Stage 1 is the sampler's stage 1 over all B·(γ+1) target rows (per-row slots and positions expanded
+from the requests', draft tokens as pending output for the penalties); stage 2 is one program per
+request (kernels/verify.py). No host synchronization and no data-dependent allocation: with slots,
+positions, draft ids and draft counts given as device tensors the call is CUDA-graph capturable.
+Given as host lists or CPU tensors they are validated first, like `Sampler.sample`'s.
+"""
+from __future__ import annotations
+
+import torch
+
+from .errors import SamplingInputError
+from .kernels import INTERPRETED
+from .kernels.sample import sample_stage1
+from .kernels.verify import verify_stage2
+from .outputs import SparseDraftProbs, VerifyOutput
+from .topk import _log2, _NEG_INF_KEY, _pow2_at_least
+from .tuning import sample_config
+
+_SUPPORTED = tuple(_NEG_INF_KEY)
+_ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
+
+
+def _on_host(values) -> bool:
+    return not (torch.is_tensor(values) and values.device.type != "cpu")
+
+
+def _per_request(name, values, n, dev, check):
+    """A (n,) int64 tensor on `dev` from a host list / CPU tensor (each value checked) or a device
+    tensor (used as it is, unchecked: the CUDA-graph path). Also returns the host values (or None)."""
+    if not _on_host(values):
+        if values.shape != (n,) or values.device != dev:
+            raise SamplingInputError(name, f"must be a ({n},) tensor on {dev}, got {tuple(values.shape)} on {values.device}")
+        return values, None
+    host = values.tolist() if torch.is_tensor(values) else list(values)
+    if len(host) != n:
+        raise SamplingInputError(name, f"expected {n} values (one per request), got {len(host)}")
+    for i, v in enumerate(host):
+        check(i, v)
+    return torch.tensor(host, dtype=torch.int64, device=dev), host
+
+
+def _check_logits(logits, rows, v, dev):
+    if not torch.is_tensor(logits) or logits.dim() != 2 or logits.shape != (rows, v):
+        raise SamplingInputError("target_logits", f"must be a ({rows}, {v}) tensor (B*(γ+1) rows, request-major), "
+                                 f"got {tuple(getattr(logits, 'shape', ())) or type(logits).__name__}")
+    if logits.dtype not in _SUPPORTED:
+        raise SamplingInputError("target_logits", f"dtype must be one of {_SUPPORTED}, got {logits.dtype}")
+    if logits.device != dev:
+        raise SamplingInputError("target_logits", f"is on {logits.device}, the Sampler's state is on {dev}")
+    if logits.stride(1) != 1:
+        raise SamplingInputError("target_logits", "last dimension must be contiguous (stride 1)")
+    if dev.type != "cuda" and not INTERPRETED:
+        raise SamplingInputError("target_logits", "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
+
+
+def _draft_ids(draft_token_ids, dev):
+    """(B, γ) int64 contiguous draft ids on `dev`, and their host values when given on the host."""
+    if not torch.is_tensor(draft_token_ids) or draft_token_ids.dim() != 2:
+        raise SamplingInputError("draft_token_ids", f"must be a (B, γ) tensor, got "
+                                 f"{tuple(getattr(draft_token_ids, 'shape', ())) or type(draft_token_ids).__name__}")
+    if draft_token_ids.dtype not in (torch.int32, torch.int64):
+        raise SamplingInputError("draft_token_ids", f"dtype must be int32 or int64, got {draft_token_ids.dtype}")
+    if _on_host(draft_token_ids):
+        return draft_token_ids.to(dev, torch.int64).contiguous(), draft_token_ids.tolist()
+    if draft_token_ids.device != dev:
+        raise SamplingInputError("draft_token_ids", f"is on {draft_token_ids.device}, the Sampler's state is on {dev}")
+    return draft_token_ids.to(torch.int64).contiguous(), None
+
+
+def _draft_probs(draft_probs, bsz, gamma, v, dev):
+    """(DRAFT kind, q tensor, q strides, ids tensor, ids strides, K) for the kernel."""
+    if draft_probs is None:
+        return _ONE_HOT, None, (0, 0), None, (0, 0), 0
+    if isinstance(draft_probs, SparseDraftProbs):
+        ids, probs = draft_probs.token_ids, draft_probs.probs
+        for name, t, dtypes in (("draft_probs.token_ids", ids, (torch.int32, torch.int64)),
+                                ("draft_probs.probs", probs, (torch.float32,))):
+            if not torch.is_tensor(t) or t.dim() != 3 or t.shape[:2] != (bsz, gamma) or t.shape[2] < 1:
+                raise SamplingInputError(name, f"must be a ({bsz}, {gamma}, K) tensor with K >= 1, got "
+                                         f"{tuple(getattr(t, 'shape', ())) or type(t).__name__}")
+            if t.dtype not in dtypes or t.device != dev or t.stride(2) != 1:
+                raise SamplingInputError(name, f"must be {' or '.join(map(str, dtypes))} on {dev} with a contiguous "
+                                         f"last dimension, got {t.dtype} on {t.device}")
+        if ids.shape != probs.shape:
+            raise SamplingInputError("draft_probs", f"token_ids {tuple(ids.shape)} and probs {tuple(probs.shape)} differ")
+        return _SPARSE, probs, probs.stride()[:2], ids, ids.stride()[:2], ids.shape[2]
+    q = draft_probs
+    if not torch.is_tensor(q) or q.shape != (bsz, gamma, v):
+        raise SamplingInputError("draft_probs", f"must be None, SparseDraftProbs or a ({bsz}, {gamma}, {v}) tensor, got "
+                                 f"{tuple(getattr(q, 'shape', ())) or type(q).__name__}")
+    if q.dtype != torch.float32 or q.device != dev or q.stride(2) != 1:
+        raise SamplingInputError("draft_probs", f"must be float32 on {dev} with a contiguous last dimension, "
+                                 f"got {q.dtype} on {q.device}")
+    return _DENSE, q, q.stride()[:2], None, (0, 0), 0
+
+
+def _new_outputs(bsz, g, dev):
+    """Uninitialised outputs (stage 2 writes every element): tokens, num_emitted, num_accepted, valid,
+    exact, logprob. A function of its own so that tests can poison them."""
+    return (torch.empty((bsz, g), dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int64, device=dev),
+            torch.empty(bsz, dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int8, device=dev),
+            torch.empty(bsz, dtype=torch.int8, device=dev), torch.empty((bsz, g), dtype=torch.float32, device=dev))
+
+
+def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
+           grammar_bitmask=None) -> VerifyOutput:
+    t, v = sampler.table, sampler.vocab_size
+    dev = t.device
+    ids, ids_host = _draft_ids(draft_token_ids, dev)
+    bsz, gamma = ids.shape
+    g = gamma + 1
+    n = bsz * g
+    _check_logits(target_logits, n, v, dev)
+
+    seen: dict[int, int] = {}
+
+    def check_slot(i, s):
+        sampler._check_slot(i, s)
+        if s in seen:
+            raise SamplingInputError("slots", f"slot {s} is also request {seen[s]}'s: one request per slot", i)
+        seen[s] = i
+
+    def check_position(i, p):
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < (1 << 63) - gamma:
+            raise SamplingInputError("positions", f"must be an integer in [0, 2**63 - γ), got {p!r}", i)
+
+    def check_count(i, c):
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= gamma:
+            raise SamplingInputError("num_draft_tokens", f"must be an integer in 0..{gamma}, got {c!r}", i)
+
+    slots_dev, slots_host = _per_request("slots", slots, bsz, dev, check_slot)
+    pos_dev, _ = _per_request("positions", positions, bsz, dev, check_position)
+    if num_draft_tokens is None:
+        counts_dev, counts_host = torch.full((bsz,), gamma, dtype=torch.int64, device=dev), [gamma] * bsz
+    else:
+        counts_dev, counts_host = _per_request("num_draft_tokens", num_draft_tokens, bsz, dev, check_count)
+    if ids_host is not None:
+        for b in range(bsz):
+            nb = gamma if counts_host is None else counts_host[b]
+            bad = [d for d in ids_host[b][:nb] if not 0 <= d < v]
+            if bad:
+                raise SamplingInputError("draft_token_ids", f"token {bad[0]} is outside the vocabulary of size {v}", b)
+    kind, q, q_strides, q_ids, qi_strides, k = _draft_probs(draft_probs, bsz, gamma, v, dev)
+    if grammar_bitmask is not None:
+        if (not torch.is_tensor(grammar_bitmask) or grammar_bitmask.dtype != torch.int32
+                or grammar_bitmask.shape != (n, t.words) or grammar_bitmask.device != dev):
+            raise SamplingInputError("grammar_bitmask", f"must be an int32 ({n}, {t.words}) tensor on {dev}, "
+                                     f"got {getattr(grammar_bitmask, 'dtype', None)} {tuple(getattr(grammar_bitmask, 'shape', ()))}")
+        if grammar_bitmask.stride(1) != 1:
+            raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
+
+    tokens, n_emit, n_acc, valid, exact, logprob = _new_outputs(bsz, g, dev)
+    if bsz == 0:
+        return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))
+
+    # Per target row: its request's slot, and its own position (row l generates positions[b] + l).
+    row_slots = slots_dev[:, None].expand(bsz, g).reshape(n)
+    row_pos = (pos_dev[:, None] + torch.arange(g, dtype=torch.int64, device=dev)[None, :]).reshape(n)
+    drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
+
+    # block, emit and warps as the Sampler's own launches take them: the measured table's
+    # (tuning/sample_config.py, looked up for the B*(γ+1) target rows) unless set on the Sampler.
+    cfg = sample_config(dev, v, n)
+    c = sampler.bound
+    e = min(sampler.emit or cfg.emit, c)
+    m = 4 * e
+    block = max(sampler.block or cfg.block, 4 * c)
+    warps = sampler.warps or (cfg.warps1, cfg.warps2)
+    z = -(-v // block)
+    key64 = target_logits.dtype == torch.float32
+    key_dtype = torch.uint64 if key64 else torch.uint32
+    scratch = sampler._scratch
+    cand = scratch.get("cand", n * z * e, torch.uint64, dev)
+    compact = scratch.get("compact", n * z * m, key_dtype, dev)
+    refill = scratch.get("refill", n * 4 * c, key_dtype, dev)
+    stats = scratch.get("stats", n * z * 5, torch.float32, dev)
+    best = scratch.get("best", n * z, torch.float32, dev)
+    best_idx = scratch.get("best_idx", n * z, torch.int64, dev)
+
+    has_mask = grammar_bitmask is not None
+    mask = grammar_bitmask if has_mask else t.prompt_mask      # any int32 pointer when unused
+    mask_stride = grammar_bitmask.stride(0) if has_mask else 0
+    common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
+              t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
+    is_bf16 = target_logits.dtype == torch.bfloat16
+    stride = target_logits.stride(0)
+    sample_stage1[(z, n)](target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags, *common, t.seed,
+                          cand, compact, stats, best, best_idx, z,
+                          BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
+                          IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
+                          EXACT_UNTRUNCATED=sampler.exact_untruncated,
+                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, num_warps=warps[0])
+    q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
+    ids_arg = q_ids if q_ids is not None else drafts
+    verify_stage2[(bsz,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
+                          t.top_k, t.top_p, t.log_min_p, t.seed,
+                          drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
+                          cand, stats, best, best_idx, refill, z,
+                          tokens, n_emit, n_acc, valid, logprob, exact,
+                          G_PAD=_pow2_at_least(g), Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)),
+                          E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16,
+                          HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[target_logits.dtype],
+                          DRAFT=kind, EXACT_UNTRUNCATED=sampler.exact_untruncated, num_warps=warps[1])
+    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))

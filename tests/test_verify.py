@@ -1,0 +1,343 @@
+"""Sampler.verify (kernels/verify.py) against reference.verify, under the interpreter.
+
+Requests whose target sets are exact (`VerifyOutput.exact`) must match the reference token for token:
+tokens, emitted and accepted counts, validity, log-probabilities (to float tolerance). Outputs are
+poisoned before every launch, so an element the kernel forgot to write fails the comparison. Small
+vocabularies and tiles keep the interpreter fast; `emit` below the bound exercises the refill path.
+"""
+import dataclasses
+
+import pytest
+import torch
+
+from sonicsampler import SamplingInputError, SamplingParams, reference, verification
+from sonicsampler.outputs import SparseDraftProbs, VerifyOutput
+from sonicsampler.sampler import Sampler
+
+from conftest import DEVICE
+from tolerances import assert_close
+
+pytestmark = pytest.mark.interpreter
+
+V = 96
+BOUND = 16
+BLOCK = 64     # two tiles per row, the second one partial
+
+
+@pytest.fixture(autouse=True)
+def poisoned_outputs(monkeypatch):
+    new = verification._new_outputs
+
+    def poisoned(*args):
+        out = new(*args)
+        for t in out:
+            t.fill_(float("inf") if t.dtype.is_floating_point else 7 if t.dtype == torch.int8 else -12345)
+        return out
+
+    monkeypatch.setattr(verification, "_new_outputs", poisoned)
+
+
+def make_sampler(params, v=V, prompts=None, outputs=None, bound=BOUND, block=BLOCK, emit=BOUND, **kw):
+    s = Sampler(v, len(params), DEVICE, bound=bound, block=block, emit=emit, max_bias=4, **kw)
+    resolved = []
+    for i, p in enumerate(params):
+        resolved.append(s.add_request(i, p, prompts[i] if prompts else ()))
+        if outputs and outputs[i]:
+            s.table.counts[i] = torch.bincount(torch.tensor(outputs[i]), minlength=v).to(torch.int32).to(DEVICE)
+    return s, resolved
+
+
+def draft_setup(logits, gamma, kind, gen, k_sparse=6, off_support=()):
+    """Draft tokens drawn from a draft q resembling the target (its logits plus noise), as the kind asks:
+    None (one-hot), dense (B, γ, V) or SparseDraftProbs of the top k_sparse of q. Requests listed in
+    `off_support` get a q that puts most of its mass on the target's least likely tokens."""
+    n, v = logits.shape
+    bsz = n // (gamma + 1)
+    rows = logits.float().view(bsz, gamma + 1, v)[:, :gamma]
+    q = torch.softmax(rows + torch.randn(rows.shape, generator=gen), dim=-1)
+    for b in off_support:
+        worst = torch.argsort(rows[b], dim=-1)[:, :3]
+        q[b] = 0.02 / v
+        q[b].scatter_(-1, worst, 0.3)
+        q[b] /= q[b].sum(-1, keepdim=True)
+    if kind == "sparse":
+        vals, ids = torch.topk(q, k_sparse, dim=-1)
+        vals = vals / vals.sum(-1, keepdim=True)
+        ids[..., -1] = -1                                    # a padding entry
+        vals[..., -1] = 0.0
+        dp = SparseDraftProbs(ids, vals.float())
+        q = torch.zeros_like(q).scatter_add_(-1, ids.clamp(min=0), vals * (ids >= 0))
+    else:
+        dp = q.float().contiguous() if kind == "dense" else None
+    drafts = torch.multinomial(q.reshape(-1, v), 1, generator=gen).view(bsz, gamma)
+    return drafts, dp
+
+
+def check(out, ref, resolved, expect_exact=True):
+    if expect_exact:
+        assert bool(out.exact.all()), out.exact
+    keep = out.exact
+    assert torch.equal(out.tokens[keep], ref.tokens[keep]), (out.tokens, ref.tokens)
+    assert torch.equal(out.num_emitted[keep], ref.num_emitted[keep])
+    assert torch.equal(out.num_accepted[keep], ref.num_accepted[keep])
+    assert torch.equal(out.valid, ref.valid)
+    assert_close(out.logprob[keep], ref.logprob[keep])
+    emitted = torch.arange(out.tokens.shape[1])[None, :] < out.num_emitted[:, None]
+    assert torch.equal(out.tokens >= 0, emitted)
+
+
+def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts=None, dp=None, mask=None, **kw):
+    s, resolved = make_sampler(params, logits.shape[1], prompts, outputs, **kw)
+    before = s.table.counts.cpu().clone()
+    dev_dp = dp.to(DEVICE) if torch.is_tensor(dp) else dp if dp is None else SparseDraftProbs(
+        dp.token_ids.to(DEVICE), dp.probs.to(DEVICE))
+    out = s.verify(logits.to(DEVICE), drafts, list(range(len(params))), positions, num_draft_tokens=counts,
+                   draft_probs=dev_dp, grammar_bitmask=None if mask is None else mask.to(DEVICE))
+    out = VerifyOutput(*(None if t is None else t.cpu() for t in dataclasses.astuple(out)))
+    ref = reference.verify(logits, drafts, resolved, positions=positions, num_draft_tokens=counts, draft_probs=dp,
+                           prompt_token_ids=prompts, output_token_ids=outputs, grammar_bitmask=mask)
+    # Emitted tokens, and only they, are counted into their slot's output counts.
+    for b in range(len(params)):
+        toks = out.tokens[b, : int(out.num_emitted[b])]
+        added = torch.bincount(toks, minlength=logits.shape[1]).to(torch.int32)
+        assert torch.equal(s.table.counts[b].cpu() - before[b], added), b
+    return out, ref, resolved
+
+
+MIX = [
+    SamplingParams(temperature=0.0, logprobs=0),
+    SamplingParams(temperature=0.8, seed=1, logprobs=2, logprobs_mode="processed"),   # untruncated
+    SamplingParams(top_k=5, seed=2, frequency_penalty=1.5, presence_penalty=0.5),
+    SamplingParams(temperature=0.5, top_p=0.9, seed=3, repetition_penalty=1.6, logprobs=1),
+    SamplingParams(min_p=0.2, seed=4, logit_bias={5: 3.0, 7: float("-inf")}, logprobs=0, logprobs_mode="processed"),
+    SamplingParams(temperature=0.0, frequency_penalty=2.0),
+    SamplingParams(top_k=8, top_p=0.7, seed=2**64 - 1),
+]
+
+
+@pytest.mark.parametrize("kind,emit", [("none", BOUND), ("dense", 4), ("sparse", BOUND)])
+def test_mixed_batches_match_the_reference(kind, emit):
+    gen = torch.Generator().manual_seed({"none": 1, "dense": 2, "sparse": 3}[kind])
+    gamma, bsz = 3, len(MIX)
+    accepted = 0
+    for trial in range(2):
+        # Peaked rows (scale 4) keep top-p / min-p sets inside the bound; the untruncated request is
+        # exact at any size.
+        logits = (4.0 * torch.randn(bsz * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+        drafts, dp = draft_setup(logits, gamma, kind, gen, off_support=(2,))
+        # greedy requests: drafts that follow the target for a while (the penalties decide where they stop)
+        for b in (0, 5):
+            drafts[b] = logits[b * (gamma + 1): b * (gamma + 1) + gamma].float().argmax(-1)
+        prompts = [torch.randint(V, (4,), generator=gen).tolist() for _ in range(bsz)]
+        outputs = [torch.randint(V, (5,), generator=gen).tolist() for _ in range(bsz)]
+        counts = torch.randint(0, gamma + 1, (bsz,), generator=gen).tolist() if trial else None
+        positions = [int(x) for x in torch.randint(0, 2**40, (bsz,), generator=gen)]
+        out, ref, resolved = run(logits, drafts, MIX, positions, prompts=prompts, outputs=outputs, counts=counts,
+                                 dp=dp, emit=emit)
+        check(out, ref, resolved)
+        accepted += int(out.num_accepted.sum())
+    assert accepted >= 4     # the acceptance path is exercised, not only rejections
+
+
+def test_fp32_and_fp16_logits():
+    gen = torch.Generator().manual_seed(4)
+    gamma, bsz = 2, 4
+    params = [SamplingParams(temperature=0.0), SamplingParams(seed=5, logprobs=0),
+              SamplingParams(top_k=3, seed=6), SamplingParams(top_p=0.8, temperature=0.6, seed=7)]
+    for dtype in (torch.float32, torch.float16):
+        logits = (4.0 * torch.randn(bsz * (gamma + 1), V, generator=gen)).to(dtype)
+        drafts, dp = draft_setup(logits, gamma, "dense", gen)
+        out, ref, resolved = run(logits, drafts, params, [3, 4, 5, 6], dp=dp)
+        check(out, ref, resolved)
+
+
+@pytest.mark.parametrize("kind", ["none", "dense", "sparse"])
+def test_untruncated_rows_are_exact_over_the_whole_vocabulary(kind):
+    """Near-uniform rows over 512 tokens with a bound of 8: p(d), the residual and the bonus token all
+    involve tokens far outside any bounded candidate set (the residual takes a full-vocabulary pass)."""
+    v, gamma, bsz = 512, 2, 6
+    gen = torch.Generator().manual_seed(5)
+    logits = (0.3 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
+    drafts, dp = draft_setup(logits, gamma, kind, gen, k_sparse=5, off_support=(1,))
+    params = [SamplingParams(seed=10 + b, temperature=1.5 if b % 2 else 1.0, presence_penalty=1.0 if b == 2 else 0.0,
+                             logprobs=0) for b in range(bsz)]
+    out, ref, resolved = run(logits, drafts, params, list(range(0, 60, 10)), dp=dp, bound=8, block=128, emit=4)
+    check(out, ref, resolved)
+    # rejections happen, and their residual tokens are mostly outside the target's best 8
+    assert int(out.num_accepted.sum()) < int(out.num_emitted.sum())
+
+
+def test_residual_pass_over_sub_tiles():
+    """Stage-1 tiles above 2**11 tokens: the residual pass walks them in 2**11-token sub-tiles."""
+    v, gamma, bsz = 4096, 2, 3
+    gen = torch.Generator().manual_seed(12)
+    logits = (0.05 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
+    q = torch.softmax(6 * torch.randn(bsz, gamma, v, generator=gen), -1)     # peaked: p(d) < q(d), rejected
+    params = [SamplingParams(seed=b, presence_penalty=0.5) for b in range(bsz)]
+    out, ref, resolved = run(logits, q.argmax(-1), params, [5, 6, 7], dp=q, bound=8, block=4096, emit=8)
+    check(out, ref, resolved)
+    assert out.num_accepted.tolist() == [0] * bsz
+
+
+def test_draft_mass_where_the_target_has_none():
+    """q puts its mass on tokens the target bans (bias -inf, grammar) or truncates (top-k): such drafts
+    are always rejected and the residual is the target itself, renormalized."""
+    gen = torch.Generator().manual_seed(6)
+    gamma, bsz = 2, 4
+    logits = (2.0 * torch.randn(bsz * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+    banned = [11, 12]
+    params = [SamplingParams(seed=b, top_k=4 if b % 2 else 0, logit_bias={11: float("-inf")}) for b in range(bsz)]
+    mask = torch.full((bsz * (gamma + 1), -(-V // 32)), -1, dtype=torch.int32)
+    mask[:, 0] = ~(1 << 12)                       # token 12 never allowed
+    q = torch.full((bsz, gamma, V), 0.1 / (V - 2))
+    q[:, :, banned] = 0.45
+    drafts = torch.tensor([[11, 12]] * bsz)
+    out, ref, resolved = run(logits, drafts, params, [1, 2, 3, 4], dp=q.float(), mask=mask)
+    check(out, ref, resolved)
+    assert out.num_accepted.tolist() == [0] * bsz and out.num_emitted.tolist() == [1] * bsz
+    assert not any(int(t) in banned for t in out.tokens[:, 0])
+
+
+def test_penalties_count_earlier_drafts():
+    """The reference's worked example (test_reference.py): with the frequency penalty, row 1 of a
+    request sees its first draft token as output, which flips its argmax."""
+    v = 64
+    rows = torch.zeros(6, v)
+    rows[[0, 3], 1] = 3.0
+    rows[[1, 4], 1], rows[[1, 4], 2] = 3.0, 2.5
+    rows[[2, 5], 1], rows[[2, 5], 2], rows[[2, 5], 3] = 3.5, 3.2, 2.9
+    params = [SamplingParams(temperature=0.0, frequency_penalty=1.0)] * 2
+    out, ref, resolved = run(rows, torch.tensor([[1, 2], [1, 2]]), params, [0, 0], outputs=[[], [2, 2]],
+                             bound=4, block=16, emit=2)
+    assert out.tokens.tolist() == [[1, 2, 3], [1, 1, -1]]
+    check(out, ref, resolved)
+
+
+def test_penalties_count_earlier_drafts_in_stochastic_rows():
+    """Drafts repeating the target's favourite token under penalties: each later row's p (acceptance,
+    residual, bonus, processed log-probabilities) must see the earlier copies, on the candidate path
+    (top-k) and on the untruncated full-vocabulary path."""
+    gen = torch.Generator().manual_seed(10)
+    gamma, bsz = 3, 6
+    logits = torch.randn(bsz * (gamma + 1), V, generator=gen)
+    logits[:, 7] += 6.0
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(seed=20 + b, top_k=4 if b % 2 else 0, frequency_penalty=0.8, repetition_penalty=1.3,
+                             logprobs=0, logprobs_mode="processed") for b in range(bsz)]
+    drafts = torch.full((bsz, gamma), 7)
+    out, ref, resolved = run(logits, drafts, params, [100 * b for b in range(bsz)], bound=8, emit=4)
+    check(out, ref, resolved)
+    assert 0 < int(out.num_accepted.sum()) < bsz * gamma
+
+
+def test_invalid_rows_and_unreached_rows():
+    """A NaN row makes its request invalid only if the walk reaches it; rows past a request's draft
+    count are ignored whatever they hold."""
+    gamma = 2
+    logits = (3.0 * torch.randn(3 * (gamma + 1), V, generator=torch.Generator().manual_seed(7))).to(torch.bfloat16)
+    greedy = logits.float().argmax(-1)
+    drafts = torch.stack([greedy[0:2], greedy[3:5], greedy[6:8]])
+    drafts[1, 0] = (drafts[1, 0] + 1) % V         # request 1 rejects at row 0
+    logits[[1, 4, 8]] = float("nan")              # row 1 of requests 0 and 1, row 2 of request 2
+    params = [SamplingParams(temperature=0.0, logprobs=0)] * 3
+    out, ref, resolved = run(logits, drafts, params, [0, 0, 0], counts=[2, 2, 1])
+    assert out.valid.tolist() == [False, True, True]
+    assert out.num_emitted.tolist() == [1, 1, 2]
+    check(out, ref, resolved)
+
+
+def test_zero_drafts_is_plain_sampling():
+    gen = torch.Generator().manual_seed(8)
+    logits = (2.0 * torch.randn(3, V, generator=gen)).to(torch.bfloat16)
+    params = [SamplingParams(seed=1), SamplingParams(top_k=4, seed=2), SamplingParams(temperature=0.0)]
+    out, ref, resolved = run(logits, torch.zeros((3, 0), dtype=torch.int64), params, [5, 6, 7])
+    check(out, ref, resolved)
+    assert torch.equal(out.tokens[:, 0], reference.sample(logits, resolved, positions=[5, 6, 7]).tokens)
+
+
+def test_device_tensors_are_used_unchecked_but_safely(monkeypatch):
+    """Draft ids and counts given as device tensors are not checked on the host (the CUDA-graph path):
+    an out-of-range draft id is rejected, a count above γ is clamped to γ."""
+    gen = torch.Generator().manual_seed(9)
+    gamma = 2
+    logits = (3.0 * torch.randn(2 * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+    s, resolved = make_sampler([SamplingParams(temperature=0.0), SamplingParams(seed=3)])
+    greedy = logits.float().argmax(-1)
+    drafts = torch.tensor([[int(greedy[0]), V + 5], [-7, 1]])
+    # On the CPU the Sampler's device is the CPU: hand the kernels the unchecked path the way a CUDA
+    # caller would.
+    monkeypatch.setattr(verification, "_on_host", lambda values: not torch.is_tensor(values))
+    out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.tensor([0, 1], device=DEVICE),
+                   torch.tensor([0, 0], device=DEVICE), num_draft_tokens=torch.tensor([9, 2], device=DEVICE))
+    out = VerifyOutput(*(t.cpu() for t in dataclasses.astuple(out)))
+    assert out.num_accepted.tolist() == [1, 0] and out.num_emitted.tolist() == [2, 1]
+    assert int(out.tokens[0, 0]) == int(greedy[0]) and int(out.tokens[0, 1]) == int(greedy[1])
+
+
+def test_bad_input_is_refused_before_launch():
+    s, _ = make_sampler([SamplingParams(seed=1), SamplingParams(temperature=0.0)])
+    gamma = 2
+    x = torch.randn(2 * (gamma + 1), V).to(torch.bfloat16).to(DEVICE)
+    d = torch.zeros((2, gamma), dtype=torch.int64)
+
+    def sparse(ids, probs):
+        return SparseDraftProbs(ids.to(DEVICE), probs.to(DEVICE))
+
+    cases = [
+        (lambda: s.verify(x[:5], d, [0, 1], [0, 0]), "target_logits", None),
+        (lambda: s.verify(x.to(torch.int32), d, [0, 1], [0, 0]), "target_logits", None),
+        (lambda: s.verify(torch.randn(6, V + 1), d, [0, 1], [0, 0]), "target_logits", None),
+        (lambda: s.verify(x, d.float(), [0, 1], [0, 0]), "draft_token_ids", None),
+        (lambda: s.verify(x, d[0], [0, 1], [0, 0]), "draft_token_ids", None),
+        (lambda: s.verify(x, torch.tensor([[0, 1], [2, V]]), [0, 1], [0, 0]), "draft_token_ids", 1),
+        (lambda: s.verify(x, torch.tensor([[-1, 1], [2, 3]]), [0, 1], [0, 0]), "draft_token_ids", 0),
+        (lambda: s.verify(x, d, [0, 2], [0, 0]), "slots", 1),           # out of range
+        (lambda: s.verify(x, d, [0, 0], [0, 0]), "slots", 1),           # the same request twice
+        (lambda: s.verify(x, d, [0], [0, 0]), "slots", None),
+        (lambda: s.verify(x, d, [0, 1], [0, -1]), "positions", 1),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], num_draft_tokens=[0, 3]), "num_draft_tokens", 1),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], num_draft_tokens=[-1, 0]), "num_draft_tokens", 0),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma, V, dtype=torch.float64, device=DEVICE)),
+         "draft_probs", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=torch.rand(2, gamma + 1, V, device=DEVICE)), "draft_probs", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3), torch.zeros(2, gamma, 3))),
+         "draft_probs.token_ids", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3).long(),
+                                                                   torch.zeros(2, gamma, 3).double())),
+         "draft_probs.probs", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], draft_probs=sparse(torch.zeros(2, gamma, 3).long(), torch.zeros(2, gamma, 4))),
+         "draft_probs", None),
+        (lambda: s.verify(x, d, [0, 1], [0, 0], grammar_bitmask=torch.zeros(2, 3, dtype=torch.int32, device=DEVICE)),
+         "grammar_bitmask", None),
+    ]
+    for call, field, request in cases:
+        with pytest.raises(SamplingInputError) as e:
+            call()
+        assert e.value.field == field and e.value.request == request, (field, e.value)
+    assert int(s.table.counts.sum()) == 0
+
+
+def test_first_token_is_distributed_as_the_target():
+    """Leviathan et al.: with drafts drawn from q, the first emitted token is distributed as p_0, whatever
+    q (here q puts 30% of its mass on tokens p_0 truncates away). One request per trial, all in one
+    launch, each with its own position (so its own noise). 100 000 trials on a GPU; 500 under the
+    interpreter (about 30 s), where |z| < 5 still flags errors above about 0.1 in a probability."""
+    v = 8
+    n = 100_000 if DEVICE == "cuda" else 500
+    p = SamplingParams(seed=123, top_k=6, temperature=0.8)
+    s = Sampler(v, n, DEVICE, bound=4, block=16, emit=2)
+    resolved = [s.add_request(i, p) for i in range(n)][0]
+    row0 = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, 2.5, -1.0])
+    logits = torch.stack([row0, torch.zeros(v)]).repeat(n, 1)
+    q = torch.tensor([0.05, 0.3, 0.05, 0.1, 0.1, 0.1, 0.0, 0.3])    # tokens 5 and 7 are outside top-6
+    drafts = torch.multinomial(q, n, replacement=True, generator=torch.Generator().manual_seed(11))[:, None]
+    out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.arange(n, device=DEVICE),
+                   torch.arange(n, device=DEVICE) * 7, draft_probs=q.expand(n, 1, v).contiguous().to(DEVICE))
+    target = reference.probs(logits[:1], [resolved])[0]
+    freq = torch.bincount(out.tokens[:, 0].cpu(), minlength=v).double() / n
+    z = (freq - target) / torch.sqrt(target * (1 - target) / n).clamp(min=1e-12)
+    assert bool(out.valid.all())
+    assert float(z.abs().max()) < 5, (freq, target, z)
+    assert float(freq[target == 0].sum()) == 0.0
+    rate = float(out.num_accepted.float().mean())
+    assert 0.1 < rate < 0.95, rate

@@ -23,15 +23,11 @@ import torch
 import triton
 import triton.testing
 
+from benchmarks.tune_topk import gumbel, table_from_timings
 from sonicsampler import Sampler, SamplingParams
 
 CASE = "temperature 0.7, top-k 128, top-p 0.9, bf16 Gumbel logits"
 TABLES = Path(__file__).resolve().parent.parent / "src" / "sonicsampler" / "tuning" / "tables"
-
-
-def gumbel(n, v):
-    u = torch.rand(n, v, device="cuda").clamp_(1e-20, 1 - 1e-7)
-    return (-torch.log(-torch.log(u))).to(torch.bfloat16)
 
 
 def candidates(v, blocks, emits, warps):
@@ -55,7 +51,6 @@ def main():
     ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
     a = ap.parse_args()
     if a.from_timings:
-        from benchmarks.tune_topk import table_from_timings
         with open(a.out, "w") as f:
             json.dump({"gpu": a.gpu, "arch": "sm90", "case": CASE, "sources": a.from_timings,
                        "entries": table_from_timings(a.from_timings)}, f, indent=1)

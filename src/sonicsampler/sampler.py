@@ -87,7 +87,9 @@ class Sampler:
         return len(variants)
 
     # -- one step ---------------------------------------------------------------------------------
-    def _rows(self, name, values, n, check):
+    def _rows(self, name, values, n, check, per: str = "logits row"):
+        """A (n,) int64 tensor on the device from a host list / CPU tensor (each value checked) or a
+        device tensor (used as it is, unchecked: the CUDA-graph path), and the host values (or None)."""
         dev = self.table.device
         if torch.is_tensor(values) and values.device.type != "cpu":
             if values.shape != (n,) or values.device != dev:
@@ -95,7 +97,7 @@ class Sampler:
             return values, None
         host = values.tolist() if torch.is_tensor(values) else list(values)
         if len(host) != n:
-            raise SamplingInputError(name, f"expected {n} values (one per logits row), got {len(host)}")
+            raise SamplingInputError(name, f"expected {n} values (one per {per}), got {len(host)}")
         for i, v in enumerate(host):
             check(i, v)
         return torch.tensor(host, dtype=torch.int64, device=dev), host
@@ -194,6 +196,13 @@ class Sampler:
             and (t.host_flags[s] & (bits.REORDERING | bits.TEMPERATURE) or has_mask) for s in rows)
         return n_top, raw_rows_processed
 
+    def launch_config(self, rows: int) -> tuple[int, int, tuple[int, int]]:
+        """(stage-1 tile, candidates emitted per tile, warps of the two stages) for launches over
+        `rows` rows: the measured table's (tuning/sample_config.py) unless set on this Sampler."""
+        cfg = sample_config(self.table.device, self.vocab_size, rows)
+        block = max(self.block or cfg.block, 4 * self.bound)
+        return block, min(self.emit or cfg.emit, self.bound), self.warps or (cfg.warps1, cfg.warps2)
+
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
         combination so that a step's host work is the launches themselves."""
@@ -202,13 +211,9 @@ class Sampler:
         if plan is not None:
             return plan
         t, v, dev = self.table, self.vocab_size, self.table.device
-        # block, emit and warps: the measured table's (tuning/sample_config.py) unless given explicitly.
-        cfg = sample_config(dev, v, n)
         c = self.bound
-        e = min(self.emit or cfg.emit, c)
+        block, e, warps = self.launch_config(n)
         m = 4 * e
-        block = max(self.block or cfg.block, 4 * c)
-        warps = self.warps or (cfg.warps1, cfg.warps2)
         z = -(-v // block)
         key64 = dtype == torch.float32
         key_dtype = torch.uint64 if key64 else torch.uint32

@@ -16,7 +16,6 @@ from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
 from .outputs import SparseDraftProbs, VerifyOutput
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least
-from .tuning import sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
@@ -24,21 +23,6 @@ _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
 
 def _on_host(values) -> bool:
     return not (torch.is_tensor(values) and values.device.type != "cpu")
-
-
-def _per_request(name, values, n, dev, check):
-    """A (n,) int64 tensor on `dev` from a host list / CPU tensor (each value checked) or a device
-    tensor (used as it is, unchecked: the CUDA-graph path). Also returns the host values (or None)."""
-    if not _on_host(values):
-        if values.shape != (n,) or values.device != dev:
-            raise SamplingInputError(name, f"must be a ({n},) tensor on {dev}, got {tuple(values.shape)} on {values.device}")
-        return values, None
-    host = values.tolist() if torch.is_tensor(values) else list(values)
-    if len(host) != n:
-        raise SamplingInputError(name, f"expected {n} values (one per request), got {len(host)}")
-    for i, v in enumerate(host):
-        check(i, v)
-    return torch.tensor(host, dtype=torch.int64, device=dev), host
 
 
 def _check_logits(logits, rows, v, dev):
@@ -130,12 +114,12 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= gamma:
             raise SamplingInputError("num_draft_tokens", f"must be an integer in 0..{gamma}, got {c!r}", i)
 
-    slots_dev, slots_host = _per_request("slots", slots, bsz, dev, check_slot)
-    pos_dev, _ = _per_request("positions", positions, bsz, dev, check_position)
+    slots_dev, slots_host = sampler._rows("slots", slots, bsz, check_slot, per="request")
+    pos_dev, _ = sampler._rows("positions", positions, bsz, check_position, per="request")
     if num_draft_tokens is None:
         counts_dev, counts_host = torch.full((bsz,), gamma, dtype=torch.int64, device=dev), [gamma] * bsz
     else:
-        counts_dev, counts_host = _per_request("num_draft_tokens", num_draft_tokens, bsz, dev, check_count)
+        counts_dev, counts_host = sampler._rows("num_draft_tokens", num_draft_tokens, bsz, check_count, per="request")
     if ids_host is not None:
         for b in range(bsz):
             nb = gamma if counts_host is None else counts_host[b]
@@ -160,14 +144,10 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     row_pos = (pos_dev[:, None] + torch.arange(g, dtype=torch.int64, device=dev)[None, :]).reshape(n)
     drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
 
-    # block, emit and warps as the Sampler's own launches take them: the measured table's
-    # (tuning/sample_config.py, looked up for the B*(γ+1) target rows) unless set on the Sampler.
-    cfg = sample_config(dev, v, n)
+    # The Sampler's own launch configuration, for the B*(γ+1) target rows.
+    block, e, warps = sampler.launch_config(n)
     c = sampler.bound
-    e = min(sampler.emit or cfg.emit, c)
     m = 4 * e
-    block = max(sampler.block or cfg.block, 4 * c)
-    warps = sampler.warps or (cfg.warps1, cfg.warps2)
     z = -(-v // block)
     key64 = target_logits.dtype == torch.float32
     key_dtype = torch.uint64 if key64 else torch.uint32

@@ -159,23 +159,26 @@ def _at(v, lane, i):
 
 
 @triton.jit
-def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
-                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
-                  tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
-                  raw_lse_ptr, N_TOP,
-                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
+                     mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                     top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+                     Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                     NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+                     pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
+    speculative verification (kernels/verify.py) so that the two can never disagree.
+
+    Returns candidate token ids (C, rank order), which lanes are real candidates, their raw and
+    processed values, the survivors `keep`, the final distribution's log-normalizer (p = exp(x -
+    log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
+    the bound dropped, and whether the row takes the exact untruncated path. PENDING: see
+    prologue.process."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
-    row = tl.program_id(0).to(tl.int64)
-    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
-    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
     lane = tl.arange(0, C)
+    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
@@ -189,7 +192,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     _r, _x, _o, _i, _b, keys = processed_tile(
                         logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
                         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                        pend_ptr, n_pend, PENDING)
                     top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
                                        refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
@@ -198,7 +202,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
     x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS)
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     x = tl.where(real, x, NEG_INF)
     if KEY64:
         rank_val = x
@@ -250,6 +254,35 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                                               | ((flags & (TOP_K | TOP_P | MIN_P)) == 0))
     exact = exact | greedy_exact | untruncated
     dropped = tl.where(exact, 0.0, dropped)
+    # The final distribution's normalizer: the full vocabulary's when nothing truncates, else the
+    # survivors' (exact when the row is exact, the bounded set's otherwise).
+    log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
+    log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
+    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated
+
+
+@triton.jit
+def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                  tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                  raw_lse_ptr, N_TOP,
+                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    row = tl.program_id(0).to(tl.int64)
+    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
+    lane = tl.arange(0, C)
+    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated = row_distribution(
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
 
     # Selection.
     if (flags & GREEDY) != 0:
@@ -293,8 +326,6 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         if (flags & LOGPROBS_PROCESSED) != 0:
             # Normalizer of the final survivors: the exact full-vocabulary one for untruncated rows,
             # else the survivors' (exact when the row is exact, the bounded set's otherwise).
-            log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
-            log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
             lp_vec = tl.where(keep, x - log_final, NEG_INF)
             ids_vec = tl.where(keep, idx, -1)
             lp_tok = x_tok - log_final

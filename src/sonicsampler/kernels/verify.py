@@ -6,7 +6,7 @@ request generates position positions[b] + l), and the l-th row's penalties also 
 first l draft tokens (they are the output so far if row l is reached).
 
 Stage 2 walks a request's rows in order. For row l it rebuilds the target's truncated distribution
-p_l over the row's candidates (the sampler's stage-2 merge and truncation, `target_distribution`),
+p_l over the row's candidates (the sampler's own stage-2 rules, `sample.row_distribution`),
 then:
 - greedy request: accept d_l while it is the argmax, else emit the argmax and stop;
 - stochastic request: accept d_l iff u·q_l(d_l) <= p_l(d_l), u from the acceptance stream; at the
@@ -32,21 +32,14 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .keys import bits_from_key16, row_key_index
-from .prologue import bits16_to_f32, process
+from .prologue import process
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, _combine, N_STATS, processed_tile, row_slot
-from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists
+from .sample import _at, _combine, processed_tile, row_distribution, row_slot
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
-TOP_K = tl.constexpr(bits.TOP_K)
-TOP_P = tl.constexpr(bits.TOP_P)
-MIN_P = tl.constexpr(bits.MIN_P)
 LOGPROBS = tl.constexpr(bits.LOGPROBS)
 LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
-UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
-TRUNCATION = tl.constexpr(bits.TOP_K | bits.TOP_P | bits.MIN_P)
 
 # How the draft distribution q is given (the launcher's DRAFT constexpr).
 DRAFT_ONE_HOT = tl.constexpr(0)   # none: q_l is one-hot at d_l
@@ -56,88 +49,6 @@ DRAFT_SPARSE = tl.constexpr(2)    # (B, γ, K) token ids (-1 = padding) and prob
 STREAM_SAMPLE = tl.constexpr(0)
 STREAM_ACCEPT = tl.constexpr(1)
 STREAM_RESIDUAL = tl.constexpr(2)
-
-
-@triton.jit
-def target_distribution(logits_ptr, stride_row, V, row, slot, flags,
-                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z, pend_ptr, n_pend,
-                        Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                        KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                        NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
-    """One target row's candidates and truncated distribution, by the sampler's stage-2 rules
-    (kernels/sample.py, sample_stage2): candidate token ids (C, in rank order), their processed values,
-    the survivors `keep`, the log-normalizer of the final distribution (so p = exp(x - log_final) on
-    `keep`), the full-vocabulary processed log-normalizer, the row's validity, whether the survivors
-    are exactly the reference's, and whether the row is an untruncated stochastic row taking the
-    exact full-vocabulary path."""
-    C: tl.constexpr = 2 ** C_LOG2
-    NEG_INF: tl.constexpr = float("-inf")
-    lane = tl.arange(0, C)
-    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
-    if E_LOG2 < C_LOG2:
-        kth = _at(top, lane, C - 1)
-        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
-            t = 0
-            while t < Z:
-                last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                if last_t > kth:
-                    _r, _x, _o, _i, _b, keys = processed_tile(
-                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
-                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                        pend_ptr, n_pend, True)
-                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
-                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
-                t += 1
-    real = (top >> 32) > NEG_INF_KEY
-    idx = tl.where(real, row_key_index(top), 0)
-    raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
-    x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
-    x = tl.where(real, x, NEG_INF)
-    if KEY64:
-        rank_val = x
-    else:
-        rank_val = tl.where(real, bits16_to_f32(bits_from_key16((top >> 32).to(tl.int32)), IS_BF16), NEG_INF)
-
-    zz = tl.arange(0, 2 ** Z_LOG2)
-    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
-    n_real = tl.sum(real.to(tl.int32))
-    valid = (n_bad == 0) & (n_real > 0) & ((flags & ACTIVE) != 0)
-    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)
-
-    keep = real
-    in_bound = n_real < C
-    if (flags & MIN_P) != 0:
-        thr = _at(rank_val, lane, 0) + tl.load(log_min_p_ptr + slot)
-        keep = keep & (rank_val >= thr)
-        in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
-    if (flags & TOP_K) != 0:
-        k = tl.load(top_k_ptr + slot)
-        keep = keep & (lane < k)
-        in_bound = in_bound | (k <= C)
-    m = _at(x, lane, 0)
-    log_norm = tl.where(in_bound, m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0))), lse_all)
-    exact = in_bound
-    if (flags & TOP_P) != 0:
-        p_top = tl.load(top_p_ptr + slot)
-        p_kept = tl.where(keep, tl.exp(x - log_norm), 0.0)
-        before = tl.cumsum(p_kept, axis=0) - p_kept
-        exact = exact | ((tl.sum(p_kept) >= p_top) & ((flags & (MIN_P | TOP_K)) == 0))
-        keep = keep & (before < p_top)
-    if EXACT_UNTRUNCATED:
-        untruncated = (flags & UNTRUNCATED_MASK) == 0
-    else:
-        untruncated = flags < 0                            # never: the bounded approximation was asked for
-    exact = exact | ((flags & GREEDY) != 0) | untruncated
-    # The final distribution's normalizer: the full vocabulary's when nothing truncates, else the
-    # survivors' (exact when the row is exact).
-    log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
-    log_final = tl.where((flags & TRUNCATION) == 0, lse_all, log_kept)
-    return idx, x, keep, log_final, lse_all, valid, exact, untruncated
 
 
 @triton.jit
@@ -272,11 +183,12 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     while l < stop:
         row = b * G + l
         pos = pos0 + l
-        idx, x, keep, log_final, lse_all, row_ok, row_exact, untruncated = target_distribution(
+        idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated = row_distribution(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z, pend, l,
-            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
+            top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
+            pend, l, True)
         bonus = l == n_b
         d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
         d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted

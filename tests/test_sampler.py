@@ -71,7 +71,9 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
                                         prompt_token_ids=prompts[i:i + 1], output_token_ids=outputs[i:i + 1],
                                         grammar_bitmask=None if mask is None else mask[i:i + 1]) > 0).sum())
         greedy_exact = p.greedy and not (processed_lp and truncated)
-        fits = size <= bound or greedy_exact or untruncated
+        # min-p alone: a set beyond the bound takes the exact full-row pass.
+        min_p_only = p.min_p > 0 and not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and not p.greedy
+        fits = size <= bound or greedy_exact or untruncated or min_p_only
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
@@ -313,3 +315,29 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     for n in range(1, 71):
         assert _variant(s._plan(n, torch.bfloat16, False, 3, False)) in prepared, n
     table_mod._nearest.cache_clear()
+
+
+def test_min_p_sets_beyond_the_bound_are_exact():
+    """High-entropy rows (nearly uniform over V = 600 tokens) with min-p alone keep hundreds of tokens,
+    far beyond the bound of 32: the exact full-row pass gives the reference's token and its exact
+    processed log-probability; the bounded approximation (opt-in) flags them and reports the mass
+    it dropped, which is large here."""
+    gen = torch.Generator().manual_seed(21)
+    n = 6
+    logits = (0.3 * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
+    params = [SamplingParams(temperature=(1.0, 1.5, 0.8)[i % 3], min_p=(0.05, 0.3)[i % 2], seed=100 + i,
+                             logprobs=2, logprobs_mode=("processed", "raw")[i % 2],
+                             presence_penalty=0.5 if i == 4 else 0.0) for i in range(n)]
+    prompts, outputs = [[1, 2]] * n, [[3, 4, 4]] * n
+    positions = list(range(50, 50 + n))
+    support = reference_support(logits, params, positions, prompts, outputs)
+    assert (support.sum(1) > 4 * BOUND).all()          # every set is far beyond the bound
+    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
+                 bound=BOUND, block=BLOCK)
+    assert out.exact.all() and (out.dropped_mass == 0).all()
+    check_against_reference(logits, params, positions, prompts, outputs, out)
+    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs)
+    assert torch.equal(out.tokens, ref.tokens)
+    approx = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
+                    bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
+    assert not approx.exact.any() and (approx.dropped_mass > 0.5).all()

@@ -266,7 +266,7 @@ def test_device_tensors_are_used_unchecked_but_safely(monkeypatch):
     drafts = torch.tensor([[int(greedy[0]), V + 5], [-7, 1]])
     # On the CPU the Sampler's device is the CPU: hand the kernels the unchecked path the way a CUDA
     # caller would.
-    monkeypatch.setattr(verification, "_on_host", lambda values: not torch.is_tensor(values))
+    monkeypatch.setattr(Sampler, "on_host", staticmethod(lambda values: not torch.is_tensor(values)))
     out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.tensor([0, 1], device=DEVICE),
                    torch.tensor([0, 0], device=DEVICE), num_draft_tokens=torch.tensor([9, 2], device=DEVICE))
     out = VerifyOutput(*(t.cpu() for t in dataclasses.astuple(out)))

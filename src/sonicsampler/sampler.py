@@ -87,11 +87,17 @@ class Sampler:
         return len(variants)
 
     # -- one step ---------------------------------------------------------------------------------
+    @staticmethod
+    def on_host(values) -> bool:
+        """Whether per-row values came from the host (a list or a CPU tensor: checked before launch)
+        rather than as a device tensor (the CUDA-graph path: used unchecked)."""
+        return not (torch.is_tensor(values) and values.device.type != "cpu")
+
     def _rows(self, name, values, n, check, per: str = "logits row"):
         """A (n,) int64 tensor on the device from a host list / CPU tensor (each value checked) or a
         device tensor (used as it is, unchecked: the CUDA-graph path), and the host values (or None)."""
         dev = self.table.device
-        if torch.is_tensor(values) and values.device.type != "cpu":
+        if not self.on_host(values):
             if values.shape != (n,) or values.device != dev:
                 raise SamplingInputError(name, f"must be a ({n},) tensor on {dev}, got {tuple(values.shape)} on {values.device}")
             return values, None

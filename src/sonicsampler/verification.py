@@ -21,10 +21,6 @@ _SUPPORTED = tuple(_NEG_INF_KEY)
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
 
 
-def _on_host(values) -> bool:
-    return not (torch.is_tensor(values) and values.device.type != "cpu")
-
-
 def _check_logits(logits, rows, v, dev):
     if not torch.is_tensor(logits) or logits.dim() != 2 or logits.shape != (rows, v):
         raise SamplingInputError("target_logits", f"must be a ({rows}, {v}) tensor (B*(γ+1) rows, request-major), "
@@ -39,14 +35,14 @@ def _check_logits(logits, rows, v, dev):
         raise SamplingInputError("target_logits", "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
 
 
-def _draft_ids(draft_token_ids, dev):
+def _draft_ids(sampler, draft_token_ids, dev):
     """(B, γ) int64 contiguous draft ids on `dev`, and their host values when given on the host."""
     if not torch.is_tensor(draft_token_ids) or draft_token_ids.dim() != 2:
         raise SamplingInputError("draft_token_ids", f"must be a (B, γ) tensor, got "
                                  f"{tuple(getattr(draft_token_ids, 'shape', ())) or type(draft_token_ids).__name__}")
     if draft_token_ids.dtype not in (torch.int32, torch.int64):
         raise SamplingInputError("draft_token_ids", f"dtype must be int32 or int64, got {draft_token_ids.dtype}")
-    if _on_host(draft_token_ids):
+    if sampler.on_host(draft_token_ids):
         return draft_token_ids.to(dev, torch.int64).contiguous(), draft_token_ids.tolist()
     if draft_token_ids.device != dev:
         raise SamplingInputError("draft_token_ids", f"is on {draft_token_ids.device}, the Sampler's state is on {dev}")
@@ -92,7 +88,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
            grammar_bitmask=None) -> VerifyOutput:
     t, v = sampler.table, sampler.vocab_size
     dev = t.device
-    ids, ids_host = _draft_ids(draft_token_ids, dev)
+    ids, ids_host = _draft_ids(sampler, draft_token_ids, dev)
     bsz, gamma = ids.shape
     g = gamma + 1
     n = bsz * g

@@ -218,6 +218,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # Truncation: min-p, top-k, top-p; survivors are always a prefix of the candidate order.
     keep = real
     in_bound = n_real < C                                  # every selectable token is a candidate
+    thr = tl.full((), float("-inf"), tl.float32)           # min-p's threshold on rank values
     if (flags & MIN_P) != 0:
         thr = _at(rank_val, lane, 0) + tl.load(log_min_p_ptr + slot)
         keep = keep & (rank_val >= thr)
@@ -258,7 +259,43 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # survivors' (exact when the row is exact, the bounded set's otherwise).
     log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
     log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
-    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated
+    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr
+
+
+@triton.jit
+def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
+                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                    seed, pos, thr, m, Z, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """A min-p set larger than the candidate bound (min-p alone: no top-k, no top-p). Its threshold is
+    known (the best rank value + ln min_p), so one pass over the row's tiles draws the Gumbel-max over
+    every token that reaches it, with the reference's per-token noise (ties: lowest index), and sums
+    the set's mass for its exact log-normalizer (relative to `m`). Returns (token, log-normalizer)."""
+    BLOCK: tl.constexpr = 2 ** BLOCK_LOG2
+    best = tl.full((), float("-inf"), tl.float32)
+    best_idx = tl.full((), 0, tl.int64) + V
+    total = tl.full((), 0.0, tl.float32)
+    t = 0
+    while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        _raw, x, offs, _inb, _bad, keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        if KEY64:
+            rank_val = x
+        else:
+            rank_val = bits16_to_f32(bits_from_key16((keys >> 16).to(tl.int32)), IS_BF16)
+        in_set = (keys != 0) & (rank_val >= thr)
+        noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * BLOCK, BLOCK)
+        score = tl.where(in_set, x + noise, float("-inf"))
+        tile_best = tl.max(score)
+        tile_idx = tl.min(tl.where(score == tile_best, offs, V))
+        best_idx = tl.where(tile_best > best, tile_idx, best_idx)   # earlier tiles win ties
+        best = tl.maximum(best, tile_best)
+        total += tl.sum(tl.where(in_set, tl.exp(x - m), 0.0))
+        t += 1
+    return best_idx, m + tl.log(total)
 
 
 @triton.jit
@@ -278,15 +315,30 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     lane = tl.arange(0, C)
-    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated = row_distribution(
+    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
 
+    # A min-p-only row whose set exceeds the bound takes one exact pass over the whole row (unless
+    # the bounded approximation was asked for).
+    if EXACT_UNTRUNCATED:
+        long_min_p = ((flags & (MIN_P | TOP_K | TOP_P | GREEDY)) == MIN_P) & ~exact & valid
+    else:
+        long_min_p = flags < 0                             # never
+    exact = exact | long_min_p
+    dropped = tl.where(long_min_p, 0.0, dropped)
+
     # Selection.
     if (flags & GREEDY) != 0:
         token = _at(idx, lane, 0)
+    elif long_min_p:
+        token, log_final = long_min_p_draw(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, _at(x, lane, 0), Z,
+            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
     elif untruncated:
         zt = tl.arange(0, 2 ** Z_LOG2)
         b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)

@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# One device call for the fused sampler (run from the repository root on the GPU machine, carry .whl):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh
-# Graph capture check, the launch-table sweep (installed into the tree copy, so that the comparison
-# that follows uses it), the comparison with the baselines in one run, the named mixes, and where the
-# host time of an eager call goes. Each step has its own time limit; results land in $OUT.
+# Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
+# carry .whl, and .triton_cache.tgz when a previous call brought one back):
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh checks|compare|sweep|mixes
+# Each part fits one 10-minute call at ~25 s of compilation per kernel variant (measured on an H100).
+# The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
+# $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
 source benchmarks/gpu_env.sh
+export TRITON_CACHE_DIR=/tmp/triton_cache
+mkdir -p "$TRITON_CACHE_DIR"
+[ -f .triton_cache.tgz ] && tar -xzf .triton_cache.tgz -C "$TRITON_CACHE_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-timeout 80 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
-timeout 200 python3 benchmarks/tune_sampler.py --out "$OUT/sample_sm90.json" --install --warps 8x8,4x8
-timeout 170 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
-    --vocab 151936 --budget-ms 200 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
-timeout 90 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv" \
-    --mix top_p,standard_logprobs,processing,logprobs,heavy,greedy,base,bounded_approx,long_nucleus_1_in_16
-timeout 30 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32
+case "$1" in
+  checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
+    timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
+  compare)  # the issue-4 and issue-6 comparisons with the baselines, in one run each
+    timeout 330 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
+        --vocab 151936 --budget-ms 200 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 200 python3 benchmarks/run.py --case verify --quick --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
+  sweep)    # the sampler's launch table for 32 and 128 rows (1 row is in the table)
+    timeout 520 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --warps 8x8,4x8 ;;
+  mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
+    timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
+    timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
+  *) echo "usage: $0 checks|compare|sweep|mixes" >&2 ;;
+esac
+tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -33,3 +33,20 @@ def f_sonicsampler_sample(cfg):
 
 if ss is not None and hasattr(ss, "Sampler"):
     register("sample", "sonicsampler", f_sonicsampler_sample)
+
+
+def f_sonicsampler_verify(cfg):
+    """Sampler.verify on the case's dense draft probabilities, per-request options as the target rows'
+    (temperature, top-k, top-p), slots and positions as device tensors (the CUDA-graph path)."""
+    b, g, v = cfg["B"], cfg["gamma"], cfg["V"]
+    s = ss.Sampler(v, b, "cuda")
+    for i in range(b):
+        s.add_request(i, ss.SamplingParams(temperature=cfg["T"], top_k=cfg["k"], top_p=cfg["p"], seed=i))
+    slots = torch.arange(b, device="cuda", dtype=torch.int64)
+    positions = torch.zeros(b, device="cuda", dtype=torch.int64)
+    return lambda inp: s.verify(inp["target_logits"].view(b * (g + 1), v), inp["draft_ids"], slots, positions,
+                                draft_probs=inp["draft_probs"]).tokens
+
+
+if ss is not None and hasattr(ss, "Sampler") and hasattr(ss.Sampler, "verify"):
+    register("verify", "sonicsampler", f_sonicsampler_verify)

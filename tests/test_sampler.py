@@ -73,7 +73,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
         greedy_exact = p.greedy and not (processed_lp and truncated)
         # min-p alone: a set beyond the bound takes the exact full-row pass.
         min_p_only = p.min_p > 0 and not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and not p.greedy
-        fits = size <= bound or greedy_exact or untruncated or min_p_only
+        # top-p (after an optional min-p) on 16-bit logits: the exact nucleus passes.
+        nucleus = (p.top_p < 1.0 and not p.top_k_active(logits.shape[1]) and not p.greedy
+                   and logits.dtype != torch.float32)
+        fits = size <= bound or greedy_exact or untruncated or min_p_only or nucleus
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
@@ -341,3 +344,30 @@ def test_min_p_sets_beyond_the_bound_are_exact():
     approx = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
                     bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
     assert not approx.exact.any() and (approx.dropped_mass > 0.5).all()
+
+
+def test_nuclei_beyond_the_bound_are_exact():
+    """High-entropy rows whose top-p nucleus (alone or after min-p, with penalties and bias) holds
+    hundreds of tokens, far beyond the bound of 32: the exact search over the row's keys gives the
+    reference's token and exact processed log-probabilities. Tie-heavy rows (logits on a coarse grid)
+    exercise the tokens tied at the nucleus' last key, taken in index order."""
+    gen = torch.Generator().manual_seed(5)
+    n = 8
+    logits = (0.4 * torch.randn(n, V, generator=gen))
+    logits[4:] = torch.round(logits[4:] * 4) / 4              # many exact ties at every key
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], top_p=(0.9, 0.5, 0.97, 0.8)[i % 4],
+                             min_p=0.05 if i % 3 == 1 else 0.0, seed=300 + i, logprobs=3,
+                             logprobs_mode=("processed", "raw")[i % 2],
+                             frequency_penalty=0.4 if i == 2 else 0.0,
+                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
+    prompts, outputs = [[1, 2]] * n, [[3, 4, 4]] * n
+    positions = list(range(70, 70 + n))
+    support = reference_support(logits, params, positions, prompts, outputs)
+    assert (support.sum(1) > 2 * BOUND).all()          # every nucleus is far beyond the bound
+    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
+                 bound=BOUND, block=BLOCK)
+    assert out.exact.all() and (out.dropped_mass == 0).all()
+    check_against_reference(logits, params, positions, prompts, outputs, out)
+    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs)
+    assert torch.equal(out.tokens, ref.tokens)

@@ -27,10 +27,12 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .keys import bits_from_key16, pack_bits16_keys, pack_tile_keys, row_key_index, tile_keys_to_row_keys
-from .prologue import bits16_to_f32, process, ranking_bits16
+from .keys import bits_from_key16, row_key_index, tile_keys_to_row_keys
+from .prologue import bits16_to_f32, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
+from .long_rows import long_min_p_draw, long_nucleus_draw
+from .tile import processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -60,32 +62,6 @@ def _max_sumexp(x, live):
     m = tl.max(tl.where(ok, x, float("-inf")))
     m_safe = tl.where(m > float("-inf"), m, 0.0)
     return m, tl.sum(tl.where(ok, tl.exp(x - m_safe), 0.0))
-
-
-@triton.jit
-def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
-                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                   pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """One tile of one row: raw fp32 logits, processed logits, token ids, in-vocabulary lanes, lanes
-    with NaN or +inf processed values, and the tile keys ranking the processed values (rounded to
-    the input dtype; 0 for lanes outside the vocabulary or bad). Stage 1 and stage 2's refill share it.
-    PENDING: the row's pending draft tokens count as output (prologue.process)."""
-    local = tl.arange(0, 2 ** BLOCK_LOG2)
-    offs = tile.to(tl.int64) * (2 ** BLOCK_LOG2) + local
-    inb = offs < V
-    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
-    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    bad = inb & ((x != x) | (x == float("inf")))
-    if KEY64:
-        keys = pack_tile_keys(x, local, offs, inb & ~bad, True)
-    else:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, inb & ~bad)
-    return raw, x, offs, inb, bad, keys
 
 
 @triton.jit
@@ -263,42 +239,6 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
 
 
 @triton.jit
-def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
-                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                    seed, pos, thr, m, Z, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """A min-p set larger than the candidate bound (min-p alone: no top-k, no top-p). Its threshold is
-    known (the best rank value + ln min_p), so one pass over the row's tiles draws the Gumbel-max over
-    every token that reaches it, with the reference's per-token noise (ties: lowest index), and sums
-    the set's mass for its exact log-normalizer (relative to `m`). Returns (token, log-normalizer)."""
-    BLOCK: tl.constexpr = 2 ** BLOCK_LOG2
-    best = tl.full((), float("-inf"), tl.float32)
-    best_idx = tl.full((), 0, tl.int64) + V
-    total = tl.full((), 0.0, tl.float32)
-    t = 0
-    while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        _raw, x, offs, _inb, _bad, keys = processed_tile(
-            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
-            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        if KEY64:
-            rank_val = x
-        else:
-            rank_val = bits16_to_f32(bits_from_key16((keys >> 16).to(tl.int32)), IS_BF16)
-        in_set = (keys != 0) & (rank_val >= thr)
-        noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * BLOCK, BLOCK)
-        score = tl.where(in_set, x + noise, float("-inf"))
-        tile_best = tl.max(score)
-        tile_idx = tl.min(tl.where(score == tile_best, offs, V))
-        best_idx = tl.where(tile_best > best, tile_idx, best_idx)   # earlier tiles win ties
-        best = tl.maximum(best, tile_best)
-        total += tl.sum(tl.where(in_set, tl.exp(x - m), 0.0))
-        t += 1
-    return best_idx, m + tl.log(total)
-
-
-@triton.jit
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -321,14 +261,19 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
 
-    # A min-p-only row whose set exceeds the bound takes one exact pass over the whole row (unless
-    # the bounded approximation was asked for).
+    # Rows whose set exceeds the bound and that an exact pass over the whole row can settle
+    # (kernels/long_rows.py), unless the bounded approximation was asked for: min-p alone, and top-p
+    # after an optional min-p on 16-bit logits. Still inexact: top-k above the bound, fp32 nuclei.
     if EXACT_UNTRUNCATED:
         long_min_p = ((flags & (MIN_P | TOP_K | TOP_P | GREEDY)) == MIN_P) & ~exact & valid
     else:
         long_min_p = flags < 0                             # never
-    exact = exact | long_min_p
-    dropped = tl.where(long_min_p, 0.0, dropped)
+    if EXACT_UNTRUNCATED and not KEY64:
+        long_nucleus = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_P) & ~exact & valid
+    else:
+        long_nucleus = flags < 0
+    exact = exact | long_min_p | long_nucleus
+    dropped = tl.where(long_min_p | long_nucleus, 0.0, dropped)
 
     # Selection.
     if (flags & GREEDY) != 0:
@@ -339,6 +284,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, _at(x, lane, 0), Z,
             BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+    elif long_nucleus:
+        m0 = _at(x, lane, 0)
+        token, log_final, target = long_nucleus_draw(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, m0, tl.load(top_p_ptr + slot),
+            IS_BF16, HAS_MASK, MAX_BIAS)
+        # The candidates are the nucleus' head: keep those whose preceding mass is below the target
+        # (the bounded pass normalised by the whole vocabulary, not by the min-p set).
+        w = tl.where(keep, tl.exp(x - m0), 0.0)
+        keep = keep & (tl.cumsum(w, axis=0) - w < target)
     elif untruncated:
         zt = tl.arange(0, 2 ** Z_LOG2)
         b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)

@@ -34,7 +34,8 @@ import triton.language as tl
 from .. import indicators as bits
 from .prologue import process
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, _combine, processed_tile, row_distribution, row_slot
+from .sample import _at, _combine, row_distribution, row_slot
+from .tile import processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)

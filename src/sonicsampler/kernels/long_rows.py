@@ -1,0 +1,148 @@
+"""Exact draws for rows whose truncated set is larger than the candidate bound, by passes over the
+whole row inside stage 2 (one program per row: the other rows of the batch are not slowed, but the
+batch waits for the longest program).
+
+- min-p alone: the threshold is known (best rank value + ln min_p), so one pass draws.
+- top-p (after an optional min-p) on 16-bit logits: the nucleus ends at the largest key T whose
+  set mass F(T) (tokens with key >= T) still reaches p times the set's total. Four passes find T by a
+  16-way search over the 16-bit keys (each pass sums the mass above 16 keys at once); a last pass
+  draws, taking the tokens tied at T in index order while the mass before them is below the target
+  (SEMANTICS.md's order: value, then lower index).
+
+Every draw is the Gumbel-max over the set with the reference's per-token noise (stream 0, token
+index), so the token is the reference's; ties of perturbed scores go to the lower index.
+"""
+import triton
+import triton.language as tl
+
+from .keys import bits_from_key16
+from .prologue import bits16_to_f32
+from .rng import gumbel_noise_tile
+from .tile import processed_tile
+
+SUB_LOG2 = tl.constexpr(10)   # the passes walk 1024-token sub-tiles: (1024, 16) sums stay in registers
+
+
+@triton.jit
+def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
+                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                    seed, pos, thr, m, Z, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """A min-p set larger than the candidate bound (min-p alone: no top-k, no top-p). Its threshold is
+    known (the best rank value + ln min_p), so one pass over the row's tiles draws the Gumbel-max over
+    every token that reaches it, with the reference's per-token noise (ties: lowest index), and sums
+    the set's mass for its exact log-normalizer (relative to `m`). Returns (token, log-normalizer)."""
+    BLOCK: tl.constexpr = 2 ** BLOCK_LOG2
+    best = tl.full((), float("-inf"), tl.float32)
+    best_idx = tl.full((), 0, tl.int64) + V
+    total = tl.full((), 0.0, tl.float32)
+    t = 0
+    while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        _raw, x, offs, _inb, _bad, keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        if KEY64:
+            rank_val = x
+        else:
+            rank_val = bits16_to_f32(bits_from_key16((keys >> 16).to(tl.int32)), IS_BF16)
+        in_set = (keys != 0) & (rank_val >= thr)
+        noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * BLOCK, BLOCK)
+        score = tl.where(in_set, x + noise, float("-inf"))
+        tile_best = tl.max(score)
+        tile_idx = tl.min(tl.where(score == tile_best, offs, V))
+        best_idx = tl.where(tile_best > best, tile_idx, best_idx)   # earlier tiles win ties
+        best = tl.maximum(best, tile_best)
+        total += tl.sum(tl.where(in_set, tl.exp(x - m), 0.0))
+        t += 1
+    return best_idx, m + tl.log(total)
+
+
+@triton.jit
+def _in_set(x, keys, thr, IS_BF16: tl.constexpr):
+    """16-bit keys of a processed sub-tile, and which of its tokens are in the min-p set (all live
+    tokens when thr is -inf)."""
+    key16 = (keys >> 16).to(tl.int32)
+    rank_val = bits16_to_f32(bits_from_key16(key16), IS_BF16)
+    return key16, (keys != 0) & (rank_val >= thr)
+
+
+@triton.jit
+def _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
+                      mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                      rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                      thr, m, lo, step, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """One pass: for the 16 keys lo + j * step, the set's mass (relative to exp(m)) at keys >= each."""
+    t_j = lo + tl.arange(0, 16) * step
+    acc = tl.zeros((16,), tl.float32)
+    n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
+    t = 0
+    while t < n_sub:
+        _raw, x, _offs, _inb, _bad, keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
+        key16, in_set = _in_set(x, keys, thr, IS_BF16)
+        w = tl.where(in_set, tl.exp(x - m), 0.0)
+        acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], w[:, None], 0.0), axis=0)
+        t += 1
+    return acc
+
+
+@triton.jit
+def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
+                      mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                      rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                      seed, pos, thr, m, top_p, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                      MAX_BIAS: tl.constexpr):
+    """A top-p nucleus (of the min-p set when thr > -inf) larger than the candidate bound, 16-bit logits.
+    Returns (token, log-normalizer of the nucleus, the nucleus' target mass relative to exp(m))."""
+    j = tl.arange(0, 16)
+    lo = 0
+    step = 4096
+    f_hi = tl.full((), 0.0, tl.float32)     # mass at keys above the search interval
+    target = tl.full((), 0.0, tl.float32)
+    p = 0
+    while p < 4:                            # 65536 keys -> 4096 -> 256 -> 16 -> 1
+        f = _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
+                              words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                              bias_count_ptr, temp_ptr, thr, m, lo, step, IS_BF16, HAS_MASK, MAX_BIAS)
+        if p == 0:
+            target = top_p * tl.sum(tl.where(j == 0, f, 0.0))      # F(0): the whole set
+        # The largest j whose key still has mass >= target at or above it (j = 0 always does).
+        reach = (f >= target) & (lo + j * step <= 65535)
+        jj = tl.max(tl.where(reach, j, 0))
+        f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), f_hi)
+        lo = lo + jj * step
+        step = step // 16
+        p += 1
+    # lo is T; f_hi = F(T + 1). Draw over keys > T, and tokens at T (index order) whose preceding mass
+    # F(T + 1) + (ties before them) is below the target.
+    best = tl.full((), float("-inf"), tl.float32)
+    best_idx = tl.full((), 0, tl.int64) + V
+    tied_before = tl.full((), 0.0, tl.float32)
+    total = tl.full((), 0.0, tl.float32)
+    n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
+    t = 0
+    while t < n_sub:
+        _raw, x, offs, _inb, _bad, keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
+        key16, in_set = _in_set(x, keys, thr, IS_BF16)
+        w = tl.where(in_set, tl.exp(x - m), 0.0)
+        tied = in_set & (key16 == lo)
+        w_tied = tl.where(tied, w, 0.0)
+        before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
+        in_nucleus = (in_set & (key16 > lo)) | (tied & (before < target))
+        noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)
+        score = tl.where(in_nucleus, x + noise, float("-inf"))
+        sub_best = tl.max(score)
+        sub_idx = tl.min(tl.where(score == sub_best, offs, V))
+        best_idx = tl.where(sub_best > best, sub_idx, best_idx)   # earlier sub-tiles win ties
+        best = tl.maximum(best, sub_best)
+        total += tl.sum(tl.where(in_nucleus, w, 0.0))
+        tied_before += tl.sum(w_tied)
+        t += 1
+    return best_idx, m + tl.log(total), target

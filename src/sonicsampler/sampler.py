@@ -121,26 +121,11 @@ class Sampler:
 
     def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None) -> SampleOutput:
         t, v = self.table, self.vocab_size
-        if not torch.is_tensor(logits) or logits.dim() != 2 or logits.shape[1] != v:
-            raise SamplingInputError("logits", f"must be a (rows, {v}) tensor, got {getattr(logits, 'shape', type(logits))}")
-        if logits.dtype not in _SUPPORTED:
-            raise SamplingInputError("logits", f"dtype must be one of {_SUPPORTED}, got {logits.dtype}")
-        if logits.device != t.device:
-            raise SamplingInputError("logits", f"is on {logits.device}, the Sampler's state is on {t.device}")
-        if logits.stride(1) != 1:
-            raise SamplingInputError("logits", "last dimension must be contiguous (stride 1)")
-        if t.device.type != "cuda" and not INTERPRETED:
-            raise SamplingInputError("logits", "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
+        self.check_logits("logits", logits)
         n = logits.shape[0]
         slots_dev, slots_host = self._rows("slots", slots, n, self._check_slot)
         pos_dev, _ = self._rows("positions", positions, n, self._check_position)
-        if grammar_bitmask is not None:
-            if (not torch.is_tensor(grammar_bitmask) or grammar_bitmask.dtype != torch.int32
-                    or grammar_bitmask.shape != (n, t.words) or grammar_bitmask.device != t.device):
-                raise SamplingInputError("grammar_bitmask", f"must be an int32 ({n}, {t.words}) tensor on {t.device}, "
-                                         f"got {getattr(grammar_bitmask, 'dtype', None)} {tuple(getattr(grammar_bitmask, 'shape', ()))}")
-            if grammar_bitmask.stride(1) != 1:
-                raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
+        self.check_grammar_bitmask(grammar_bitmask, n)
 
         has_mask = grammar_bitmask is not None
         n_top, raw_rows_processed = self._batch_summary(slots_host, has_mask)
@@ -159,10 +144,8 @@ class Sampler:
         if n == 0:
             return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool), dropped)
 
-        mask = grammar_bitmask if has_mask else t.prompt_mask      # any int32 pointer when unused
-        mask_stride = grammar_bitmask.stride(0) if has_mask else 0
-        common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
-                  t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
+        common = self.prologue_args(grammar_bitmask)
+        mask, mask_stride = common[0], common[1]
         sc = plan["scratch"]
         # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
         key = (plan["key"], tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(slots_dev),
@@ -181,6 +164,43 @@ class Sampler:
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
         return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped)
+
+    def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
+        """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows
+        given or free), dtype, device, a contiguous last dimension, and CPU tensors outside the interpreter."""
+        v, dev = self.vocab_size, self.table.device
+        if (not torch.is_tensor(logits) or logits.dim() != 2 or logits.shape[1] != v
+                or (rows is not None and logits.shape[0] != rows)):
+            raise SamplingInputError(name, f"must be a ({'rows' if rows is None else rows}, {v}) tensor{layout}, "
+                                     f"got {tuple(getattr(logits, 'shape', ())) or type(logits).__name__}")
+        if logits.dtype not in _SUPPORTED:
+            raise SamplingInputError(name, f"dtype must be one of {_SUPPORTED}, got {logits.dtype}")
+        if logits.device != dev:
+            raise SamplingInputError(name, f"is on {logits.device}, the Sampler's state is on {dev}")
+        if logits.stride(1) != 1:
+            raise SamplingInputError(name, "last dimension must be contiguous (stride 1)")
+        if dev.type != "cuda" and not INTERPRETED:
+            raise SamplingInputError(name, "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
+
+    def check_grammar_bitmask(self, mask, rows: int) -> None:
+        t = self.table
+        if mask is None:
+            return
+        if (not torch.is_tensor(mask) or mask.dtype != torch.int32
+                or mask.shape != (rows, t.words) or mask.device != t.device):
+            raise SamplingInputError("grammar_bitmask", f"must be an int32 ({rows}, {t.words}) tensor on {t.device}, "
+                                     f"got {getattr(mask, 'dtype', None)} {tuple(getattr(mask, 'shape', ()))}")
+        if mask.stride(1) != 1:
+            raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
+
+    def prologue_args(self, grammar_bitmask) -> tuple:
+        """The prologue's arguments (kernels/prologue.process): grammar mask and its row stride, then
+        the slot table's tensors."""
+        t = self.table
+        mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # any int32 pointer when unused
+        mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
+        return (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
+                t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
 
     def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool]:
         """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass), from the
@@ -235,12 +255,15 @@ class Sampler:
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
                       num_warps=warps[0])
-        const2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
-                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
-                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
-                      TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), RAW_TOP_FROM_CANDIDATES=not raw_rows_processed,
-                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
-        plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "const2": const2}
+        # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
+        rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
+                     BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
+                     MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
+                     EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
+        const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))),
+                      RAW_TOP_FROM_CANDIDATES=not raw_rows_processed)
+        plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
+                                   "const2": const2}
         return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
                draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:

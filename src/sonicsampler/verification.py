@@ -11,28 +11,12 @@ from __future__ import annotations
 import torch
 
 from .errors import SamplingInputError
-from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
 from .outputs import SparseDraftProbs, VerifyOutput
-from .topk import _log2, _NEG_INF_KEY, _pow2_at_least
+from .topk import _pow2_at_least
 
-_SUPPORTED = tuple(_NEG_INF_KEY)
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
-
-
-def _check_logits(logits, rows, v, dev):
-    if not torch.is_tensor(logits) or logits.dim() != 2 or logits.shape != (rows, v):
-        raise SamplingInputError("target_logits", f"must be a ({rows}, {v}) tensor (B*(γ+1) rows, request-major), "
-                                 f"got {tuple(getattr(logits, 'shape', ())) or type(logits).__name__}")
-    if logits.dtype not in _SUPPORTED:
-        raise SamplingInputError("target_logits", f"dtype must be one of {_SUPPORTED}, got {logits.dtype}")
-    if logits.device != dev:
-        raise SamplingInputError("target_logits", f"is on {logits.device}, the Sampler's state is on {dev}")
-    if logits.stride(1) != 1:
-        raise SamplingInputError("target_logits", "last dimension must be contiguous (stride 1)")
-    if dev.type != "cuda" and not INTERPRETED:
-        raise SamplingInputError("target_logits", "CPU tensors need TRITON_INTERPRET=1 set before sonicsampler is imported")
 
 
 def _draft_ids(sampler, draft_token_ids, dev):
@@ -92,7 +76,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     bsz, gamma = ids.shape
     g = gamma + 1
     n = bsz * g
-    _check_logits(target_logits, n, v, dev)
+    sampler.check_logits("target_logits", target_logits, n, " (B*(γ+1) rows, request-major)")
 
     seen: dict[int, int] = {}
 
@@ -123,13 +107,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
             if bad:
                 raise SamplingInputError("draft_token_ids", f"token {bad[0]} is outside the vocabulary of size {v}", b)
     kind, q, q_strides, q_ids, qi_strides, k = _draft_probs(draft_probs, bsz, gamma, v, dev)
-    if grammar_bitmask is not None:
-        if (not torch.is_tensor(grammar_bitmask) or grammar_bitmask.dtype != torch.int32
-                or grammar_bitmask.shape != (n, t.words) or grammar_bitmask.device != dev):
-            raise SamplingInputError("grammar_bitmask", f"must be an int32 ({n}, {t.words}) tensor on {dev}, "
-                                     f"got {getattr(grammar_bitmask, 'dtype', None)} {tuple(getattr(grammar_bitmask, 'shape', ()))}")
-        if grammar_bitmask.stride(1) != 1:
-            raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
+    sampler.check_grammar_bitmask(grammar_bitmask, n)
 
     tokens, n_emit, n_acc, valid, exact, logprob = _new_outputs(bsz, g, dev)
     if bsz == 0:
@@ -140,43 +118,20 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     row_pos = (pos_dev[:, None] + torch.arange(g, dtype=torch.int64, device=dev)[None, :]).reshape(n)
     drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
 
-    # The Sampler's own launch configuration, for the B*(γ+1) target rows.
-    block, e, warps = sampler.launch_config(n)
-    c = sampler.bound
-    m = 4 * e
-    z = -(-v // block)
-    key64 = target_logits.dtype == torch.float32
-    key_dtype = torch.uint64 if key64 else torch.uint32
-    scratch = sampler._scratch
-    cand = scratch.get("cand", n * z * e, torch.uint64, dev)
-    compact = scratch.get("compact", n * z * m, key_dtype, dev)
-    refill = scratch.get("refill", n * 4 * c, key_dtype, dev)
-    stats = scratch.get("stats", n * z * 5, torch.float32, dev)
-    best = scratch.get("best", n * z, torch.float32, dev)
-    best_idx = scratch.get("best_idx", n * z, torch.int64, dev)
-
-    has_mask = grammar_bitmask is not None
-    mask = grammar_bitmask if has_mask else t.prompt_mask      # any int32 pointer when unused
-    mask_stride = grammar_bitmask.stride(0) if has_mask else 0
-    common = (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
-              t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
-    is_bf16 = target_logits.dtype == torch.bfloat16
+    # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
+    plan = sampler._plan(n, target_logits.dtype, grammar_bitmask is not None, 0, False)
+    z, sc = plan["z"], plan["scratch"]
+    common = sampler.prologue_args(grammar_bitmask)
     stride = target_logits.stride(0)
     sample_stage1[(z, n)](target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags, *common, t.seed,
-                          cand, compact, stats, best, best_idx, z,
-                          BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
-                          IS_BF16=is_bf16, HAS_MASK=has_mask, MAX_BIAS=t.max_bias,
-                          EXACT_UNTRUNCATED=sampler.exact_untruncated,
-                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, num_warps=warps[0])
+                          sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], z,
+                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, **plan["const1"])
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     verify_stage2[(bsz,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                           t.top_k, t.top_p, t.log_min_p, t.seed,
                           drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
-                          cand, stats, best, best_idx, refill, z,
+                          sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
                           tokens, n_emit, n_acc, valid, logprob, exact,
-                          G_PAD=_pow2_at_least(g), Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)),
-                          E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16,
-                          HAS_MASK=has_mask, MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[target_logits.dtype],
-                          DRAFT=kind, EXACT_UNTRUNCATED=sampler.exact_untruncated, num_warps=warps[1])
+                          G_PAD=_pow2_at_least(g), DRAFT=kind, **plan["rows2"])
     return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))

@@ -24,6 +24,37 @@ SUB_LOG2 = tl.constexpr(10)   # the passes walk 1024-token sub-tiles: (1024, 16)
 
 
 @triton.jit
+def _set_tile(logits_ptr, stride_row, V, row, slot, flags, t,
+              mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+              rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+              thr, m, TILE_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+              HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """Tile t (2**TILE_LOG2 tokens) of the row: processed values, token ids, 16-bit keys (16-bit logits
+    only), which tokens are in the min-p set (every live token when thr is -inf), and their mass
+    relative to exp(m)."""
+    _raw, x, offs, _inb, _bad, keys = processed_tile(
+        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        TILE_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+    if KEY64:
+        key16 = (keys >> 48).to(tl.int32)          # unused: the nucleus search is for 16-bit logits
+        rank_val = x
+    else:
+        key16 = (keys >> 16).to(tl.int32)
+        rank_val = bits16_to_f32(bits_from_key16(key16), IS_BF16)
+    in_set = (keys != 0) & (rank_val >= thr)
+    return x, offs, key16, in_set, tl.where(in_set, tl.exp(x - m), 0.0)
+
+
+@triton.jit
+def _running_argmax(best, best_idx, score, offs, V):
+    """Fold one tile's Gumbel-max into the row's: the lowest index inside the tile, earlier tiles on ties."""
+    tile_best = tl.max(score)
+    tile_idx = tl.min(tl.where(score == tile_best, offs, V))
+    return tl.maximum(best, tile_best), tl.where(tile_best > best, tile_idx, best_idx)
+
+
+@triton.jit
 def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
                     mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -39,33 +70,15 @@ def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
     total = tl.full((), 0.0, tl.float32)
     t = 0
     while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        _raw, x, offs, _inb, _bad, keys = processed_tile(
+        x, offs, _key16, in_set, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        if KEY64:
-            rank_val = x
-        else:
-            rank_val = bits16_to_f32(bits_from_key16((keys >> 16).to(tl.int32)), IS_BF16)
-        in_set = (keys != 0) & (rank_val >= thr)
+            thr, m, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * BLOCK, BLOCK)
-        score = tl.where(in_set, x + noise, float("-inf"))
-        tile_best = tl.max(score)
-        tile_idx = tl.min(tl.where(score == tile_best, offs, V))
-        best_idx = tl.where(tile_best > best, tile_idx, best_idx)   # earlier tiles win ties
-        best = tl.maximum(best, tile_best)
-        total += tl.sum(tl.where(in_set, tl.exp(x - m), 0.0))
+        best, best_idx = _running_argmax(best, best_idx, tl.where(in_set, x + noise, float("-inf")), offs, V)
+        total += tl.sum(w)
         t += 1
     return best_idx, m + tl.log(total)
-
-
-@triton.jit
-def _in_set(x, keys, thr, IS_BF16: tl.constexpr):
-    """16-bit keys of a processed sub-tile, and which of its tokens are in the min-p set (all live
-    tokens when thr is -inf)."""
-    key16 = (keys >> 16).to(tl.int32)
-    rank_val = bits16_to_f32(bits_from_key16(key16), IS_BF16)
-    return key16, (keys != 0) & (rank_val >= thr)
 
 
 @triton.jit
@@ -79,12 +92,10 @@ def _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:
-        _raw, x, _offs, _inb, _bad, keys = processed_tile(
+        _x, _offs, key16, _in, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
-        key16, in_set = _in_set(x, keys, thr, IS_BF16)
-        w = tl.where(in_set, tl.exp(x - m), 0.0)
+            thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
         acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], w[:, None], 0.0), axis=0)
         t += 1
     return acc
@@ -126,22 +137,16 @@ def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:
-        _raw, x, offs, _inb, _bad, keys = processed_tile(
+        x, offs, key16, in_set, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
-        key16, in_set = _in_set(x, keys, thr, IS_BF16)
-        w = tl.where(in_set, tl.exp(x - m), 0.0)
+            thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
         tied = in_set & (key16 == lo)
         w_tied = tl.where(tied, w, 0.0)
         before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
         in_nucleus = (in_set & (key16 > lo)) | (tied & (before < target))
         noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)
-        score = tl.where(in_nucleus, x + noise, float("-inf"))
-        sub_best = tl.max(score)
-        sub_idx = tl.min(tl.where(score == sub_best, offs, V))
-        best_idx = tl.where(sub_best > best, sub_idx, best_idx)   # earlier sub-tiles win ties
-        best = tl.maximum(best, sub_best)
+        best, best_idx = _running_argmax(best, best_idx, tl.where(in_nucleus, x + noise, float("-inf")), offs, V)
         total += tl.sum(tl.where(in_nucleus, w, 0.0))
         tied_before += tl.sum(w_tied)
         t += 1

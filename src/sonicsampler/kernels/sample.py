@@ -135,6 +135,16 @@ def _at(v, lane, i):
 
 
 @triton.jit
+def untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2: tl.constexpr):
+    """An untruncated row's token: the best over tiles of stage 1's per-tile best perturbed scores
+    (lowest index on ties), i.e. the Gumbel-max over the whole vocabulary."""
+    zt = tl.arange(0, 2 ** Z_LOG2)
+    b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=float("-inf"))
+    bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
+    return tl.min(tl.where(b == tl.max(b), bi, V))
+
+
+@triton.jit
 def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                      rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -296,10 +306,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         w = tl.where(keep, tl.exp(x - m0), 0.0)
         keep = keep & (tl.cumsum(w, axis=0) - w < target)
     elif untruncated:
-        zt = tl.arange(0, 2 ** Z_LOG2)
-        b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)
-        bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
-        token = tl.min(tl.where(b == tl.max(b), bi, V))
+        token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
     else:
         seed = tl.load(seed_ptr + slot)
         pos = tl.load(positions_ptr + row)

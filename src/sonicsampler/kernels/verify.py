@@ -34,7 +34,7 @@ import triton.language as tl
 from .. import indicators as bits
 from .prologue import process
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, _combine, row_distribution, row_slot
+from .sample import _at, _combine, row_distribution, row_slot, untruncated_token
 from .tile import processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -201,10 +201,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             if bonus:
                 if untruncated:
                     # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
-                    zt = tl.arange(0, 2 ** Z_LOG2)
-                    bs = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=NEG_INF)
-                    bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
-                    tok = tl.min(tl.where(bs == tl.max(bs), bi, V))
+                    tok = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
                 else:
                     score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
                     _s, tok = argmax_lowest(score, idx, V)

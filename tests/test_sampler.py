@@ -320,6 +320,24 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     table_mod._nearest.cache_clear()
 
 
+def assert_exact_beyond_the_bound(logits, params, first_position: int, times: int):
+    """Every row's set holds more than `times` x the bound, yet the kernel is exact with no dropped mass
+    and gives the reference's tokens (and, through check_against_reference, its logprobs). Returns the
+    prompts, outputs and positions it used."""
+    n = len(params)
+    prompts, outputs = [[1, 2]] * n, [[3, 4, 4]] * n
+    positions = list(range(first_position, first_position + n))
+    support = reference_support(logits, params, positions, prompts, outputs)
+    assert (support.sum(1) > times * BOUND).all()      # every set is far beyond the bound
+    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
+                 bound=BOUND, block=BLOCK)
+    assert out.exact.all() and (out.dropped_mass == 0).all()
+    check_against_reference(logits, params, positions, prompts, outputs, out)
+    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs)
+    assert torch.equal(out.tokens, ref.tokens)
+    return prompts, outputs, positions
+
+
 def test_min_p_sets_beyond_the_bound_are_exact():
     """High-entropy rows (nearly uniform over V = 600 tokens) with min-p alone keep hundreds of tokens,
     far beyond the bound of 32: the exact full-row pass gives the reference's token and its exact
@@ -331,16 +349,7 @@ def test_min_p_sets_beyond_the_bound_are_exact():
     params = [SamplingParams(temperature=(1.0, 1.5, 0.8)[i % 3], min_p=(0.05, 0.3)[i % 2], seed=100 + i,
                              logprobs=2, logprobs_mode=("processed", "raw")[i % 2],
                              presence_penalty=0.5 if i == 4 else 0.0) for i in range(n)]
-    prompts, outputs = [[1, 2]] * n, [[3, 4, 4]] * n
-    positions = list(range(50, 50 + n))
-    support = reference_support(logits, params, positions, prompts, outputs)
-    assert (support.sum(1) > 4 * BOUND).all()          # every set is far beyond the bound
-    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                 bound=BOUND, block=BLOCK)
-    assert out.exact.all() and (out.dropped_mass == 0).all()
-    check_against_reference(logits, params, positions, prompts, outputs, out)
-    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs)
-    assert torch.equal(out.tokens, ref.tokens)
+    prompts, outputs, positions = assert_exact_beyond_the_bound(logits, params, first_position=50, times=4)
     approx = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
                     bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
     assert not approx.exact.any() and (approx.dropped_mass > 0.5).all()
@@ -361,13 +370,4 @@ def test_nuclei_beyond_the_bound_are_exact():
                              logprobs_mode=("processed", "raw")[i % 2],
                              frequency_penalty=0.4 if i == 2 else 0.0,
                              logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
-    prompts, outputs = [[1, 2]] * n, [[3, 4, 4]] * n
-    positions = list(range(70, 70 + n))
-    support = reference_support(logits, params, positions, prompts, outputs)
-    assert (support.sum(1) > 2 * BOUND).all()          # every nucleus is far beyond the bound
-    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                 bound=BOUND, block=BLOCK)
-    assert out.exact.all() and (out.dropped_mass == 0).all()
-    check_against_reference(logits, params, positions, prompts, outputs, out)
-    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs)
-    assert torch.equal(out.tokens, ref.tokens)
+    assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)

@@ -2,7 +2,7 @@
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
 #     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh checks|compare|sweep|mixes
-# Each part fits one 10-minute call at ~25 s of compilation per kernel variant (measured on an H100).
+# Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
 source benchmarks/gpu_env.sh

@@ -68,7 +68,7 @@ class Sampler:
     def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False) -> int:
         """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
         the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask). Triton
-        compiles a variant on its first launch (about 25 s each on an H100), and the launch table
+        compiles a variant on its first launch (up to ~25 s each on an H100, estimated), and the launch table
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
         The warm-up rows point at no slot: no request or count is touched. Returns the variant count."""
         n_top, raw = self._batch_summary(None, grammar)

@@ -29,10 +29,10 @@ def mixed_params(n, gen):
             for i in range(n)]
 
 
-def check_tokens(v, n):
+def check_tokens(v, n, strategy=None):
     gen = torch.Generator().manual_seed(v + n)
     params = mixed_params(n, gen)
-    s = Sampler(v, n, "cuda")
+    s = Sampler(v, n, "cuda", strategy=strategy)
     for i, p in enumerate(params):
         s.add_request(i, p, prompt_token_ids=[1, 2, 3])
     logits = (3 * torch.randn(n, v, device="cuda")).to(torch.bfloat16)
@@ -47,7 +47,7 @@ def check_tokens(v, n):
         a, b = int(out.tokens[i]), int(ref.tokens[i])
         g = rng.gumbel(params[i].seed_u64, positions[i], 0, torch.tensor([a, b]))
         near += abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
-    emit(what="tokens", V=v, rows=n, exact_rows=int(exact.sum()), equal=int(equal.sum()),
+    emit(what="tokens", V=v, rows=n, strategy=s.launch_config(n).strategy, exact_rows=int(exact.sum()), equal=int(equal.sum()),
          mismatches=int((exact & ~equal).sum()), near_ties=int(near))
 
 
@@ -85,6 +85,7 @@ if __name__ == "__main__":
     log.emit_env()
     if "tokens" in parts:
         for v, n in ((32000, 16), (151936, 8), (262144, 4)):
-            check_tokens(v, n)
+            for strategy in ("bitonic", "rank"):
+                check_tokens(v, n, strategy)
     if "graph" in parts:
         check_graph()

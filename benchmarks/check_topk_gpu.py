@@ -10,6 +10,10 @@ import torch
 from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import reference
 from sonicsampler.topk import topk
+from sonicsampler.tuning import TopKConfig
+
+# Stage 1 by ranks (the table's choice may be the sorting networks): checked at k = 128 on every shape.
+RANKED = TopKConfig(block=4096, emit=16, warps1=8, warps2=8, strategy="rank")
 
 log = JsonLog("explore_topk.jsonl")
 emit = log.emit
@@ -39,15 +43,15 @@ def check_exact():
             if n > 2:
                 x[1, :] = float("-inf"); x[1, 5:9] = 1.0
                 x[2, 77] = float("nan")
-            for k in (1, 50, 128):
-                vals, idx = topk(x, k)
+            for k, cfg in ((1, None), (50, None), (128, None), (128, RANKED)):
+                vals, idx = topk(x, k, config=cfg)
                 rv, ri = reference.topk(x, k)
                 n_checks += 1
                 ok = torch.equal(idx, ri) and torch.equal(torch.nan_to_num(vals.float(), nan=1e9),
                                                           torch.nan_to_num(rv.float(), nan=1e9))
                 if not ok:
                     bad += 1
-                    emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k,
+                    emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k, ranked=cfg is not None,
                          n_bad=int((idx != ri).sum()))
     emit(what="exactness", checks=n_checks, mismatches=bad)
 

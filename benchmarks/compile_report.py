@@ -60,5 +60,5 @@ if __name__ == "__main__":
     for zl in (5, 6) if not a.stage1_only else ():
         for w in map(int, a.warps.split(",")):
             k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "E_LOG2": a.e, "C_LOG2": 7, "BLOCK_LOG2": 12,
-                                                 "M2_LOG2": 8, "KEY64": False, "NEG_INF_KEY": 0x7F}, w)
+                                                 "KEY64": False, "NEG_INF_KEY": 0x7F}, w)
             report(f"stage2 Z=2^{zl} warps={w}", k)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh checks|compare|sweep|mixes
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|checks|compare|sweep|mixes
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -11,6 +11,13 @@ mkdir -p "$TRITON_CACHE_DIR"
 [ -f .triton_cache.tgz ] && tar -xzf .triton_cache.tgz -C "$TRITON_CACHE_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 case "$1" in
+  kernels)  # a kernel change: exactness at production sizes (both stage-1 strategies), then A/B timings
+    timeout 150 python3 benchmarks/check_topk_gpu.py exact
+    timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 150 python3 benchmarks/tune_topk.py --vocabs 151936 --rows 1,32,128 --blocks 4096,8192 --emits 16,32 \
+        --warps1 8 --out "$OUT/topk_sm90.json"
+    timeout 170 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
+        --out "$OUT/sample_sm90.json" ;;
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
@@ -23,6 +30,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 checks|compare|sweep|mixes" >&2 ;;
+  *) echo "usage: $0 kernels|checks|compare|sweep|mixes" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

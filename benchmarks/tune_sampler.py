@@ -5,7 +5,7 @@
     python3 benchmarks/tune_sampler.py --from-timings T.jsonl --gpu "..." --out src/sonicsampler/tuning/tables/sample_sm90.json
 
 Each (vocabulary, rows) point is timed with CUDA-graph replays (median) for every candidate
-(tile, emitted candidates per tile, warps per stage) on standard-Gumbel bf16 logits with temperature
+(tile, emitted candidates per tile, warps per stage, stage 1's strategy) on standard-Gumbel bf16 logits with temperature
 0.7, top-k 128, top-p 0.9 (issue 4's standard configuration); the fastest wins. Every timing is also a
 JSON line next to the table. --install also writes the table into the source tree, so that a benchmark
 run later in the same command uses it.
@@ -30,12 +30,13 @@ CASE = "temperature 0.7, top-k 128, top-p 0.9, bf16 Gumbel logits"
 TABLES = Path(__file__).resolve().parent.parent / "src" / "sonicsampler" / "tuning" / "tables"
 
 
-def candidates(v, blocks, emits, warps):
+def candidates(v, blocks, emits, warps, strategies):
     for block in blocks:
         if 8 <= -(-v // block) <= 160:
             for emit in emits:
                 for w in warps:
-                    yield {"block": block, "emit": emit, "warps1": w[0], "warps2": w[1]}
+                    for strategy in strategies:
+                        yield {"block": block, "emit": emit, "warps1": w[0], "warps2": w[1], "strategy": strategy}
 
 
 def main():
@@ -46,6 +47,7 @@ def main():
     ap.add_argument("--blocks", default="2048,4096,8192")
     ap.add_argument("--emits", default="16,32")
     ap.add_argument("--warps", default="8x8,4x8,4x4")
+    ap.add_argument("--strategies", default="bitonic,rank")
     ap.add_argument("--install", action="store_true", help="also write the table into src/sonicsampler/tuning/tables")
     ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
     ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
@@ -67,8 +69,9 @@ def main():
             slots = torch.arange(n, device="cuda")
             pos = torch.zeros(n, dtype=torch.int64, device="cuda")
             best = None
-            for cfg in candidates(v, blocks, emits, warps):
-                s = Sampler(v, n, "cuda", block=cfg["block"], emit=cfg["emit"], warps=(cfg["warps1"], cfg["warps2"]))
+            for cfg in candidates(v, blocks, emits, warps, a.strategies.split(",")):
+                s = Sampler(v, n, "cuda", block=cfg["block"], emit=cfg["emit"], warps=(cfg["warps1"], cfg["warps2"]),
+                            strategy=cfg["strategy"])
                 for i in range(n):
                     s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
                 try:

@@ -30,13 +30,14 @@ def gumbel(n, v):
     return (-torch.log(-torch.log(u))).to(torch.bfloat16)
 
 
-def candidates(v):
-    for block in (1024, 2048, 4096, 8192, 16384):
+def candidates(v, blocks=(1024, 2048, 4096, 8192, 16384), warps1=(4, 8), emits=(32,), strategies=("bitonic", "rank")):
+    for block in blocks:
         z = -(-v // block)
         if 8 <= z <= 128:
-            for w1 in (4, 8):
-                for strategy in ("bitonic", "rank"):
-                    yield TopKConfig(block=block, warps1=w1, warps2=8, strategy=strategy)
+            for w1 in warps1:
+                for emit in emits:
+                    for strategy in strategies:
+                        yield TopKConfig(block=block, warps1=w1, warps2=8, emit=emit, strategy=strategy)
 
 
 def table_from_timings(paths):
@@ -65,7 +66,12 @@ def main():
     ap.add_argument("--arch", default="sm90", help="with --from-timings: its architecture")
     ap.add_argument("--vocabs", default=",".join(map(str, VOCABS)))
     ap.add_argument("--rows", default=",".join(map(str, ROWS)))
+    ap.add_argument("--blocks", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--warps1", default="4,8")
+    ap.add_argument("--emits", default="32")
+    ap.add_argument("--strategies", default="bitonic,rank")
     a = ap.parse_args()
+    ints = lambda s: tuple(int(x) for x in s.split(","))   # noqa: E731
     if a.from_timings:
         table = {"gpu": a.gpu, "arch": a.arch, "k": 128, "sources": a.from_timings,
                  "entries": table_from_timings(a.from_timings)}
@@ -79,7 +85,7 @@ def main():
         for n in map(int, a.rows.split(",")):
             x = gumbel(n, v)
             best = None
-            for cfg in candidates(v):
+            for cfg in candidates(v, ints(a.blocks), ints(a.warps1), ints(a.emits), tuple(a.strategies.split(","))):
                 us = triton.testing.do_bench_cudagraph(lambda: topk(x, 128, config=cfg), rep=50,
                                                         return_mode="median") * 1e3
                 log.write(json.dumps({"V": v, "rows": n, **cfg.__dict__, "us": us}) + "\n")

@@ -100,8 +100,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
     return n_exact, n_equal
 
 
-@pytest.mark.parametrize("emit", [BOUND, 4])   # 4: tiles emit 4 keys, stage 2 refills saturated ones
-def test_mixed_batches_match_the_reference(emit):
+# emit 4: tiles emit 4 keys, stage 2 refills saturated ones. Both stage-1 strategies (sorting networks,
+# ranks) must give the same tile lists.
+@pytest.mark.parametrize("emit,strategy", [(BOUND, "bitonic"), (4, "bitonic"), (BOUND, "rank"), (4, "rank")])
+def test_mixed_batches_match_the_reference(emit, strategy):
     gen = torch.Generator().manual_seed(1)
     n = 12
     total_exact = total_equal = 0
@@ -112,7 +114,7 @@ def test_mixed_batches_match_the_reference(emit):
         outputs = [torch.randint(V, (7,), generator=gen).tolist() for _ in range(n)]
         positions = [int(x) for x in torch.randint(0, 2**40, (n,), generator=gen)]
         out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                     bound=BOUND, block=BLOCK, emit=emit)
+                     bound=BOUND, block=BLOCK, emit=emit, strategy=strategy)
         e, q = check_against_reference(logits, params, positions, prompts, outputs, out)
         total_exact += e
         total_equal += q
@@ -284,8 +286,9 @@ row_params = st.builds(
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=st.lists(row_params, min_size=1, max_size=5), scale=st.sampled_from([0.5, 2.0, 6.0]),
-       data_seed=st.integers(0, 2**31 - 1), position=st.integers(0, 2**62), emit=st.sampled_from([2, 8, 32]))
-def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position, emit):
+       data_seed=st.integers(0, 2**31 - 1), position=st.integers(0, 2**62), emit=st.sampled_from([2, 8, 32]),
+       strategy=st.sampled_from(["bitonic", "rank"]))
+def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position, emit, strategy):
     gen = torch.Generator().manual_seed(data_seed)
     n = len(params)
     logits = (scale * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
@@ -293,7 +296,7 @@ def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position
     outputs = [torch.randint(V, (4,), generator=gen).tolist() for _ in range(n)]
     positions = [position + i for i in range(n)]
     out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
-                 bound=BOUND, block=BLOCK, emit=emit)
+                 bound=BOUND, block=BLOCK, emit=emit, strategy=strategy)
     check_against_reference(logits, params, positions, prompts, outputs, out)
 
 

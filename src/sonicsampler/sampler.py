@@ -21,7 +21,7 @@ from .outputs import SampleOutput, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
-from .tuning import sample_config
+from .tuning import SampleConfig, sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 
@@ -34,13 +34,14 @@ class Sampler:
     Untruncated rows (no top-k, top-p, min-p) are exact draws from the full softmax, unless
     allow_bounded_approximation=True asks for the paper's behaviour: sample among the best `bound`
     tokens (faster: no noise for every token), flagged and with the dropped mass reported.
-    block, emit, warps: launch configuration overrides; by default they come per batch size from the
-    measured table (sonicsampler.tuning.sample_config).
+    block, emit, warps, strategy: launch configuration overrides; by default they come per batch size
+    from the measured table (sonicsampler.tuning.sample_config).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
-                 allow_bounded_approximation: bool = False, emit: int | None = None):
+                 allow_bounded_approximation: bool = False, emit: int | None = None,
+                 strategy: str | None = None):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
@@ -50,7 +51,10 @@ class Sampler:
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
         if block is not None and (block < 2 or block & (block - 1)):
             raise ValueError(f"block must be a power of two, got {block}")
+        if strategy not in (None, "bitonic", "rank"):
+            raise ValueError(f"strategy must be 'bitonic' or 'rank', got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
+        self.strategy = strategy
         self._scratch = _Scratch()
         self._plans: dict[tuple, dict] = {}
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
@@ -222,12 +226,12 @@ class Sampler:
             and (t.host_flags[s] & (bits.REORDERING | bits.TEMPERATURE) or has_mask) for s in rows)
         return n_top, raw_rows_processed
 
-    def launch_config(self, rows: int) -> tuple[int, int, tuple[int, int]]:
-        """(stage-1 tile, candidates emitted per tile, warps of the two stages) for launches over
-        `rows` rows: the measured table's (tuning/sample_config.py) unless set on this Sampler."""
+    def launch_config(self, rows: int) -> SampleConfig:
+        """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),
+        with this Sampler's overrides applied."""
         cfg = sample_config(self.table.device, self.vocab_size, rows)
-        block = max(self.block or cfg.block, 4 * self.bound)
-        return block, min(self.emit or cfg.emit, self.bound), self.warps or (cfg.warps1, cfg.warps2)
+        return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
+                            *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy)
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
@@ -238,7 +242,8 @@ class Sampler:
             return plan
         t, v, dev = self.table, self.vocab_size, self.table.device
         c = self.bound
-        block, e, warps = self.launch_config(n)
+        cfg = self.launch_config(n)
+        block, e, warps = cfg.block, cfg.emit, (cfg.warps1, cfg.warps2)
         m = 4 * e
         z = -(-v // block)
         key64 = dtype == torch.float32
@@ -254,7 +259,7 @@ class Sampler:
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
-                      num_warps=warps[0])
+                      RANKED=cfg.strategy == "rank", num_warps=warps[0])
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
@@ -301,7 +306,8 @@ def _variant(plan: dict) -> tuple:
 
 def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, output_token_ids=None,
            grammar_bitmask=None, bound: int = 128, block: int | None = None,
-           allow_bounded_approximation: bool = False, emit: int | None = None) -> SampleOutput:
+           allow_bounded_approximation: bool = False, emit: int | None = None,
+           strategy: str | None = None) -> SampleOutput:
     """One-off functional form with the reference's signature: a temporary Sampler, one slot per row."""
     n, v = logits.shape
     plist = [params] * n if isinstance(params, SamplingParams) else list(params)
@@ -311,7 +317,7 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
     outputs = list(output_token_ids) if output_token_ids is not None else [()] * n
     max_bias = max([len(p.logit_bias or {}) for p in plist] + [1])
     s = Sampler(v, max(n, 1), logits.device, bound=bound, max_bias=max_bias, block=block,
-                allow_bounded_approximation=allow_bounded_approximation, emit=emit)
+                allow_bounded_approximation=allow_bounded_approximation, emit=emit, strategy=strategy)
     for i, p in enumerate(plist):
         s.add_request(i, p, prompts[i])
         out = torch.as_tensor(list(outputs[i]), dtype=torch.int64)

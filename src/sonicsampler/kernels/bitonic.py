@@ -78,21 +78,6 @@ def sort_flat(x, N_LOG2: tl.constexpr, DESCENDING: tl.constexpr):
 
 
 @triton.jit
-def grow_and_fold(h, n: tl.constexpr, e: tl.constexpr, c: tl.constexpr):
-    """Top 2**c, sorted descending, of a hypercube h ([2]*n, n >= c >= e) whose 2**e-blocks are sorted
-    alternating ascending/descending: merge neighbouring blocks up to size 2**c, then fold."""
-    for i in tl.static_range(e + 1, c + 1):
-        if i == n:
-            h = _merge(h, 1, n, i)
-        else:
-            h = _merge(h, _indicator(n, i), n, i)
-    if n > c:
-        return fold_topk(h, n, c, 1)
-    else:
-        return tl.reshape(h, [2 ** c])
-
-
-@triton.jit
 def merge_sorted_desc(a, b_ascending, c: tl.constexpr):
     """Top 2**c of two sorted lists (a descending, b ascending), sorted descending."""
     h = tl.reshape(tl.maximum(a, b_ascending), [2] * c)

@@ -28,7 +28,8 @@ def kth_largest(keys, N: tl.constexpr, K: tl.constexpr):
 
 
 @triton.jit
-def store_top_sorted(out_ptr, keys, N: tl.constexpr, K: tl.constexpr):
-    """Store the K largest of N keys, descending, at out_ptr[0:K]: each key lands at its rank."""
+def store_top_sorted(out_ptr, keys, values, N: tl.constexpr, K: tl.constexpr):
+    """Store `values` of the K largest of N `keys`, descending, at out_ptr[0:K]: each lands at its
+    key's rank (`values` may be a wider encoding of the same keys, ranked on the narrower one)."""
     r = ranks(keys, N)
-    tl.store(out_ptr + r, keys, mask=r < K)
+    tl.store(out_ptr + r, values, mask=r < K)

@@ -27,10 +27,11 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .keys import bits_from_key16, row_key_index, tile_keys_to_row_keys
+from .keys import bits_from_key16, row_key_index
 from .prologue import bits16_to_f32, process
 from .rng import gumbel_noise, gumbel_noise_tile
-from .topk import any_saturated, last_emitted, merge_refill, merge_tile_lists, tile_topk
+from .select import select_top_sorted
+from .topk import any_saturated, emit_tile_candidates, last_emitted, merge_refill, selection_scratch
 from .long_rows import long_min_p_draw, long_nucleus_draw
 from .tile import processed_tile
 
@@ -71,7 +72,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                  EXACT_UNTRUNCATED: tl.constexpr,
+                  EXACT_UNTRUNCATED: tl.constexpr, RANKED: tl.constexpr,
                   drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
@@ -110,9 +111,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    top = tile_topk(keys, scratch_ptr + tile_id * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
-    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-    tl.store(cand_ptr + tile_id * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+    emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, RANKED)
 
 
 @triton.jit
@@ -164,7 +163,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
-    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
+    top = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why

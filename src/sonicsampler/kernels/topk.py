@@ -10,8 +10,8 @@ When at most M = 4E keys pass (typically about 1.4 E) they are compacted through
 only those M are sorted; otherwise (heavy ties, adversarial data) the whole tile goes through the
 bitonic network. Both paths give the same exact result.
 
-Stage 2, one program per row: merges the sorted tile lists with bitonic merges and folds (even tiles
-are read reversed, so neighbours form bitonic pairs without a re-sort) into the row's top C, sorted.
+Stage 2, one program per row: selects the row's top C of the tile lists by a search on their values and
+sorts those C by rank (kernels/select.py).
 That is exact unless some tile is *saturated*: its last emitted key lies above T, the k-th merged key,
 so keys it did not emit may belong to the top k. (A tile whose last emitted key is <= T cannot hide
 one: its unemitted keys are below T, and k emitted keys are >= T.) At most k/E tiles can be saturated;
@@ -22,9 +22,10 @@ them in. Realistic logits spread their top k over many tiles, so this path is ra
 import triton
 import triton.language as tl
 
-from .bitonic import grow_and_fold, merge_sorted_desc, topk_sorted
+from .bitonic import merge_sorted_desc, topk_sorted
 from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
 from .rank import kth_largest, store_top_sorted
+from .select import select_top_sorted
 
 
 @triton.jit
@@ -90,16 +91,32 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
     M: tl.constexpr = 2 ** M_LOG2
     G: tl.constexpr = 2 * E
     if BLOCK_LOG2 <= M_LOG2:
-        store_top_sorted(out_ptr, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
+        store_top_sorted(out_ptr, keys, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
     else:
         gmax = tl.max(tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G]), axis=0)
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
         cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
         if n_sel <= M:
-            store_top_sorted(out_ptr, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
+            store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
         else:
             top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, 1)
             tl.store(out_ptr + tl.arange(0, E), tile_keys_to_row_keys(top, tile_start, KEY64))
+
+
+@triton.jit
+def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl.constexpr,
+                         E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, RANKED: tl.constexpr):
+    """Stage 1's output for one tile (the top-k's and the sampler's): the tile's top E keys as row keys,
+    sorted descending, at cand[slot], by ranks (RANKED) or by sorting networks. `slot` numbers the
+    (row, tile) pair; scratch holds M keys per slot."""
+    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
+    out = cand_ptr + slot * (2 ** E_LOG2)
+    scratch = scratch_ptr + slot * (2 ** M_LOG2)
+    if RANKED:
+        tile_topk_ranked(keys, scratch, out, start, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
+    else:
+        top = tile_topk(keys, scratch, BLOCK_LOG2, E_LOG2, M_LOG2, 1)
+        tl.store(out + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
 
 
 @triton.jit
@@ -111,26 +128,14 @@ def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
     slot = row * Z + tile
     keys, n_nan = load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2, KEY64)
     tl.store(nan_ptr + slot, n_nan)
-    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-    out = cand_ptr + slot * (2 ** E_LOG2)
-    if RANKED:
-        tile_topk_ranked(keys, scratch_ptr + slot * (2 ** M_LOG2), out, start, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
-    else:
-        top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
-        tl.store(out + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+    emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, RANKED)
 
 
 @triton.jit
-def merge_tile_lists(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr):
-    """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 sorted keys each."""
-    E: tl.constexpr = 2 ** E_LOG2
-    z = tl.arange(0, 2 ** Z_LOG2)[:, None]
-    j = tl.arange(0, E)[None, :]
-    if Z_LOG2 > 0:
-        # Even tiles read reversed (ascending), odd tiles as written (descending): alternating blocks.
-        j = tl.where(z % 2 == 0, E - 1 - j, j)
-    cands = tl.load(cand_ptr + (row * Z + z) * E + j, mask=z < Z, other=0)
-    return grow_and_fold(tl.reshape(cands, [2] * (Z_LOG2 + E_LOG2)), Z_LOG2 + E_LOG2, E_LOG2, C_LOG2)
+def selection_scratch(refill_ptr, row, C_LOG2: tl.constexpr):
+    """The row's 2C 64-bit words for stage 2's selection, inside its refill scratch (4C keys of 32 or
+    64 bits: at least 2C words). The selection is done with it before any refill starts."""
+    return (refill_ptr + row * (4 * 2 ** C_LOG2)).to(tl.pointer_type(tl.uint64))
 
 
 @triton.jit
@@ -165,7 +170,7 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
     C: tl.constexpr = 2 ** C_LOG2
     ZP: tl.constexpr = 2 ** Z_LOG2
     row = tl.program_id(0).to(tl.int64)
-    top = merge_tile_lists(cand_ptr, row, Z, Z_LOG2, E_LOG2, C_LOG2)
+    top = select_top_sorted(cand_ptr, row, Z, selection_scratch(scratch_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
 
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:

@@ -20,6 +20,7 @@ class SampleConfig:
     emit: int = 32    # candidates each tile hands to stage 2 (power of two; the rest is refilled on demand)
     warps1: int = 8
     warps2: int = 8
+    strategy: str = "bitonic"   # stage 1's selection of the E best of its filtered keys: "bitonic" or "rank"
 
 
 def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
@@ -29,4 +30,4 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     block = e["block"]
     while block > 1024 and -(-vocab // block) < 8:   # as for top-k: keep >= 8 tiles (see topk_config)
         block //= 2
-    return SampleConfig(block, e.get("emit", 32), e.get("warps1", 8), e.get("warps2", 8))
+    return SampleConfig(block, e.get("emit", 32), e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"))

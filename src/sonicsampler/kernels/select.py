@@ -1,0 +1,67 @@
+"""Stage 2's selection: the row's best C keys out of its Z tile lists, sorted descending, without
+sorting networks.
+
+The tile lists (E row keys per tile, each list sorted descending, tiles in vocabulary order) are read
+as one flat block of Z*E keys. Among keys of equal value that flat order is the vocabulary order:
+within a list equal values come in ascending index (the inverted index is the key's low part), and
+the lists follow each other in tile order. So the C best keys are found by value alone:
+
+1. a 16-way search on the value part (4 bits per round: 4 rounds for 16-bit values, 8 for fp32)
+   finds v*, the largest value with at least C keys at or above it;
+2. every key above v* is taken, plus the first (C - #above) keys equal to v* in flat order, i.e. the
+   lowest indices: a prefix count settles the ties;
+3. the C chosen keys are compacted (prefix count) through `scratch`, ranked against each other (one
+   C x C comparison) and stored at their ranks.
+
+Each round is one (Z*E, 16) comparison and a column sum: a handful of barriers in all, where the
+bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md). Padding keys (0) rank last, so a
+row with fewer than C real keys comes out zero-padded.
+"""
+import triton
+import triton.language as tl
+
+from .rank import ranks
+
+
+@triton.jit
+def value_threshold(v, C, VBITS: tl.constexpr):
+    """The largest t such that at least C of the values `v` (uint32) are >= t (0 if fewer than C)."""
+    j = tl.arange(0, 16).to(tl.uint32)
+    prefix = tl.zeros((), tl.uint32)
+    for r in tl.static_range(VBITS // 4):
+        t = prefix + (j << (VBITS - 4 * (r + 1)))
+        cnt = tl.sum((v[:, None] >= t[None, :]).to(tl.int32), axis=0)
+        # cnt falls with j and cnt[0] >= C holds by induction: the digit is the last j with cnt >= C.
+        digit = tl.sum((cnt >= C).to(tl.int32)) - 1
+        prefix = prefix + (tl.maximum(digit, 0).to(tl.uint32) << (VBITS - 4 * (r + 1)))
+    return prefix
+
+
+@triton.jit
+def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                      C_LOG2: tl.constexpr, KEY64: tl.constexpr):
+    """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 keys each (module
+    docstring). `scratch` holds 2 * 2**C_LOG2 keys of this row."""
+    C: tl.constexpr = 2 ** C_LOG2
+    N: tl.constexpr = 2 ** (Z_LOG2 + E_LOG2)
+    i = tl.arange(0, N)
+    keys = tl.load(cand_ptr + row * Z * (2 ** E_LOG2) + i, mask=(i >> E_LOG2) < Z, other=0)
+    v = (keys >> 32).to(tl.uint32)
+    if KEY64:
+        thr = value_threshold(v, C, 32)
+    else:
+        thr = value_threshold(v, C, 16)
+    above = v > thr
+    tie = v == thr
+    tie_before = tl.cumsum(tie.to(tl.int32), axis=0) - tie.to(tl.int32)
+    take = above | (tie & (tie_before < C - tl.sum(above.to(tl.int32))))
+    pos = tl.cumsum(take.to(tl.int32), axis=0) - 1
+    tl.store(scratch + pos, keys, mask=take & (pos < C))
+    tl.debug_barrier()
+    lane = tl.arange(0, C)
+    chosen = tl.load(scratch + lane)
+    tl.store(scratch + C + ranks(chosen, C), chosen)
+    tl.debug_barrier()
+    top = tl.load(scratch + C + lane)
+    tl.debug_barrier()   # the caller may reuse scratch (the refill path does)
+    return top

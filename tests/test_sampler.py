@@ -300,6 +300,20 @@ def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position
     check_against_reference(logits, params, positions, prompts, outputs, out)
 
 
+def test_direct_launches_get_every_parameter():
+    """After its first call the Sampler launches the compiled kernels directly, every parameter given
+    positionally (launch.py). Parameters the Sampler does not pass (stage 1's verification-only ones)
+    must come from the kernel's defaults: the first GPU run of this path failed on exactly that."""
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK)
+    s.add_request(0, SamplingParams(temperature=0.7, top_k=3, seed=1))
+    s.sample(torch.randn(1, V).to(torch.bfloat16), [0], [0])
+    (_, tail1), = s._stage1._compiled.values()
+    (_, tail2), = s._stage2._compiled.values()
+    assert tail1[-3:] == (None, 1, False)          # drafts_ptr, rows_per_request, PENDING
+    n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)
+    assert len(tail1) < n1 and len(tail2) < n2
+
+
 def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     """After warmup(max_rows), no batch size in 1..max_rows needs a launch variant (constexprs and
     warps) that warmup did not prepare: a serving step then compiles nothing. With a launch table whose

@@ -11,6 +11,8 @@ other arguments must be fixed for a given key. Under the interpreter every call 
 """
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from .kernels import INTERPRETED
@@ -32,14 +34,28 @@ class Launcher:
         self._compiled: dict = {}
 
     def __call__(self, grid: tuple, key, args: tuple, consts: dict) -> None:
-        hit = None if INTERPRETED else self._compiled.get(key)
-        if hit is not None:
+        hit = self._compiled.get(key)
+        if hit is not None and not INTERPRETED:
             compiled, tail = hit
             compiled[grid + (1,) * (3 - len(grid))](*args, *tail)   # the compiled runner takes 3 dims
             return
         compiled = self.fn[grid](*args, **consts)
-        if not INTERPRETED and compiled is not None:
-            # The compiled kernel takes every parameter positionally, constexprs included, in the
-            # kernel's order; launch options (num_warps) are not parameters.
-            tail = tuple(consts[name] for name in self.fn.arg_names[len(args):])
-            self._compiled[key] = (compiled, tail)
+        if hit is None:
+            # The tail is built under the interpreter too (which always launches through Triton), so
+            # that the CPU tests exercise it.
+            self._compiled[key] = (compiled, self.tail(len(args), consts))
+
+    def tail(self, n_args: int, consts: dict) -> tuple:
+        """The parameters after the first n_args, as the compiled kernel takes them: every parameter
+        positionally, constexprs included, in the kernel's order, defaulted ones at their defaults;
+        launch options (num_warps) are not parameters."""
+        params = inspect.signature(self.fn.fn).parameters
+        out = []
+        for name in self.fn.arg_names[n_args:]:
+            if name in consts:
+                out.append(consts[name])
+            elif params[name].default is not inspect.Parameter.empty:
+                out.append(params[name].default)
+            else:
+                raise TypeError(f"{self.fn.fn.__name__}: no value for parameter {name!r}")
+        return tuple(out)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|checks|compare|sweep|mixes
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|checks|compare|sweep|mixes
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -18,6 +18,12 @@ case "$1" in
         --warps1 8 --out "$OUT/topk_sm90.json"
     timeout 170 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
         --out "$OUT/sample_sm90.json" ;;
+  profile)  # the sampler's checks after the launch fix, where stage 1's time goes, the sampler A/B
+    timeout 200 python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'"
+    timeout 90 python3 benchmarks/profile_stage1_parts.py
+    timeout 90 python3 benchmarks/profile_topk_stages.py
+    timeout 190 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
+        --out "$OUT/sample_sm90.json" ;;
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
@@ -30,6 +36,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 kernels|checks|compare|sweep|mixes" >&2 ;;
+  *) echo "usage: $0 kernels|profile|checks|compare|sweep|mixes" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -18,12 +18,10 @@ case "$1" in
         --warps1 8 --out "$OUT/topk_sm90.json"
     timeout 170 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
         --out "$OUT/sample_sm90.json" ;;
-  profile)  # the sampler's checks after the launch fix, where stage 1's time goes, the sampler A/B
-    timeout 200 python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'"
-    timeout 90 python3 benchmarks/profile_stage1_parts.py
-    timeout 90 python3 benchmarks/profile_topk_stages.py
-    timeout 190 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
-        --out "$OUT/sample_sm90.json" ;;
+  profile)  # where the top-k's time goes (both stages, three compactions), graph check, top-k exactness
+    timeout 150 python3 benchmarks/profile_stage1_parts.py
+    timeout 120 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
+    timeout 280 python3 benchmarks/check_topk_gpu.py exact ;;
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;

@@ -1,5 +1,6 @@
-"""Where stage 1's time goes: the ranked tile selection cut after each of its steps (load and keys,
-group maxima and tau, compaction, ranking), each variant timed alone with CUDA-graph replays (median).
+"""Where the top-k's time goes: the ranked stage 1 cut after each of its steps (load and keys, group
+maxima and tau, compaction by three methods, ranking), and stage 2's selection cut after each of its
+steps, each variant timed alone with CUDA-graph replays (median).
 Run on the GPU: python3 benchmarks/profile_stage1_parts.py [--vocab 151936 --rows 1,32,128]."""
 import argparse
 import sys
@@ -14,13 +15,44 @@ import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
 from sonicsampler.kernels.rank import kth_largest, store_top_sorted
-from sonicsampler.kernels.topk import compact_at_least, load_tile_keys
+from sonicsampler.kernels.select import select_top_sorted, value_threshold
+from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
-PARTS = ("load+keys", "+group max, tau", "+compaction", "+rank and store")
+PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
+         "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (prefix sum), rank and store")
+S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)")
 
 
 @triton.jit
-def stage1_part(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
+def compact_atomic(keys, tau, scratch, counter, M_LOG2: tl.constexpr):
+    """compact_at_least's result by one atomic increment per selected key (positions in any order)."""
+    M: tl.constexpr = 2 ** M_LOG2
+    sel = keys >= tau
+    pos = tl.atomic_add(counter + tl.zeros_like(keys).to(tl.int32), 1, mask=sel, sem="relaxed")
+    tl.store(scratch + pos, keys, mask=sel & (pos < M))
+    tl.debug_barrier()
+    n_sel = tl.atomic_xchg(counter, 0)   # read and reset for the next launch
+    lane = tl.arange(0, M)
+    return tl.load(scratch + lane, mask=lane < n_sel, other=0), n_sel
+
+
+@triton.jit
+def compact_2d(keys2d, tau, scratch, R: tl.constexpr, G: tl.constexpr, M_LOG2: tl.constexpr):
+    """compact_at_least's result from per-row counts: a prefix sum over R row counts plus prefix sums
+    along the rows."""
+    M: tl.constexpr = 2 ** M_LOG2
+    sel = (keys2d >= tau).to(tl.int32)
+    rc = tl.sum(sel, axis=1)
+    n_sel = tl.sum(rc)
+    pos = (tl.cumsum(rc, axis=0) - rc)[:, None] + tl.cumsum(sel, axis=1) - sel
+    tl.store(scratch + pos, keys2d, mask=(sel != 0) & (n_sel <= M))
+    tl.debug_barrier()
+    lane = tl.arange(0, M)
+    return tl.load(scratch + lane, mask=lane < n_sel, other=0), n_sel
+
+
+@triton.jit
+def stage1_part(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, counter_ptr, Z,
                 BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, PART: tl.constexpr):
     E: tl.constexpr = 2 ** E_LOG2
     G: tl.constexpr = 2 * E
@@ -33,17 +65,57 @@ def stage1_part(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
     if PART == 0:
         tl.store(out, tl.max(keys).to(tl.uint64))
     else:
-        gmax = tl.max(tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G]), axis=0)
+        keys2d = tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G])
+        gmax = tl.max(keys2d, axis=0)
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
+        scratch = scratch_ptr + slot * (2 ** M_LOG2)
         if PART == 1:
             tl.store(out, tau.to(tl.uint64))
+        elif PART == 2:
+            sel = (keys >= tau).to(tl.int32)
+            tl.store(out, (tl.max(tl.cumsum(sel, axis=0)) + tl.sum(sel)).to(tl.uint64))
+        elif PART == 3:
+            cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+            tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
+        elif PART == 4:
+            cands, n_sel = compact_atomic(keys, tau, scratch, counter_ptr + slot, M_LOG2)
+            tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
+        elif PART == 5:
+            cands, n_sel = compact_2d(keys2d, tau, scratch, 2 ** BLOCK_LOG2 // G, G, M_LOG2)
+            tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
         else:
-            cands, n_sel = compact_at_least(keys, tau, scratch_ptr + slot * (2 ** M_LOG2), M_LOG2)
-            if PART == 2:
-                tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
-            else:
-                start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-                store_top_sorted(out, cands, tile_keys_to_row_keys(cands, start, False), 2 ** M_LOG2, E)
+            cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+            start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
+            store_top_sorted(out, cands, tile_keys_to_row_keys(cands, start, False), 2 ** M_LOG2, E)
+
+
+@triton.jit
+def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                C_LOG2: tl.constexpr, PART: tl.constexpr):
+    C: tl.constexpr = 2 ** C_LOG2
+    N: tl.constexpr = 2 ** (Z_LOG2 + E_LOG2)
+    row = tl.program_id(0).to(tl.int64)
+    scratch = selection_scratch(scratch_ptr, row, C_LOG2)
+    i = tl.arange(0, N)
+    keys = tl.load(cand_ptr + row * Z * (2 ** E_LOG2) + i, mask=(i >> E_LOG2) < Z, other=0)
+    if PART == 0:
+        tl.store(out_ptr + row, tl.max(keys))
+    elif PART == 1:
+        tl.store(out_ptr + row, value_threshold((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
+    elif PART == 2:
+        v = (keys >> 32).to(tl.uint32)
+        thr = value_threshold(v, C, 16)
+        above = v > thr
+        tie = v == thr
+        tie_before = tl.cumsum(tie.to(tl.int32), axis=0) - tie.to(tl.int32)
+        take = above | (tie & (tie_before < C - tl.sum(above.to(tl.int32))))
+        pos = tl.cumsum(take.to(tl.int32), axis=0) - 1
+        tl.store(scratch + pos, keys, mask=take & (pos < C))
+        tl.debug_barrier()
+        tl.store(out_ptr + row, tl.max(tl.load(scratch + tl.arange(0, C))))
+    else:
+        top = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
+        tl.store(out_ptr + row * C + tl.arange(0, C), top)
 
 
 def main():
@@ -62,16 +134,31 @@ def main():
         cand = torch.empty(n * z * e, dtype=torch.uint64, device="cuda")
         scratch = torch.empty(n * z * 4 * e, dtype=torch.uint32, device="cuda")
         nan = torch.empty(n * z, dtype=torch.int32, device="cuda")
+        counter = torch.zeros(n * z, dtype=torch.int32, device="cuda")
         for w in map(int, a.warps.split(",")):
             line = []
             for part, name in enumerate(PARTS):
                 def launch():
-                    stage1_part[(z, n)](x, x.stride(0), v, cand, scratch, nan, z, BLOCK_LOG2=block.bit_length() - 1,
+                    stage1_part[(z, n)](x, x.stride(0), v, cand, scratch, nan, counter, z, BLOCK_LOG2=block.bit_length() - 1,
                                         E_LOG2=e.bit_length() - 1, M_LOG2=e.bit_length() + 1, PART=part, num_warps=w)
                 launch()
                 us = triton.testing.do_bench_cudagraph(launch, rep=30, return_mode="median") * 1e3
                 line.append(f"{name} {us:.1f}")
             print(f"V={v} rows={n} block={block} emit={e} warps={w}: " + ", ".join(line) + " us", flush=True)
+        # Stage 2's selection on these tile lists (the last launch above wrote them), cut after each step.
+        z_log2 = max((z - 1).bit_length(), 7 - (e.bit_length() - 1))
+        sel_scratch = torch.empty(n * 4 * 128, dtype=torch.uint32, device="cuda")
+        out = torch.empty(n * 128, dtype=torch.uint64, device="cuda")
+        for w in map(int, a.warps.split(",")):
+            line = []
+            for part, name in enumerate(S2_PARTS):
+                def launch2():
+                    stage2_part[(n,)](cand, z, sel_scratch, out, Z_LOG2=z_log2, E_LOG2=e.bit_length() - 1, C_LOG2=7,
+                                      PART=part, num_warps=w)
+                launch2()
+                us = triton.testing.do_bench_cudagraph(launch2, rep=30, return_mode="median") * 1e3
+                line.append(f"{name} {us:.1f}")
+            print(f"stage 2 V={v} rows={n} emit={e} warps={w}: " + ", ".join(line) + " us", flush=True)
 
 
 if __name__ == "__main__":

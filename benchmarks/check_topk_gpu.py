@@ -53,6 +53,8 @@ def check_exact():
                     bad += 1
                     emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k, ranked=cfg is not None,
                          n_bad=int((idx != ri).sum()))
+        # Progress after every shape, so that a run cut off by its time limit still shows what it checked.
+        emit(what="exactness_so_far", V=v, rows=n, dtype=str(dtype), checks=n_checks, mismatches=bad)
     emit(what="exactness", checks=n_checks, mismatches=bad)
 
 

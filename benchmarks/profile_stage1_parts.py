@@ -19,7 +19,7 @@ from sonicsampler.kernels.select import select_top_sorted, value_threshold
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
 PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
-         "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (prefix sum), rank and store")
+         "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (2-D), rank and store")
 S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)")
 
 
@@ -37,15 +37,13 @@ def compact_atomic(keys, tau, scratch, counter, M_LOG2: tl.constexpr):
 
 
 @triton.jit
-def compact_2d(keys2d, tau, scratch, R: tl.constexpr, G: tl.constexpr, M_LOG2: tl.constexpr):
-    """compact_at_least's result from per-row counts: a prefix sum over R row counts plus prefix sums
-    along the rows."""
+def compact_prefix_1d(keys, tau, scratch, M_LOG2: tl.constexpr):
+    """compact_at_least's result from one prefix sum over the whole tile (its form before run 11)."""
     M: tl.constexpr = 2 ** M_LOG2
-    sel = (keys2d >= tau).to(tl.int32)
-    rc = tl.sum(sel, axis=1)
-    n_sel = tl.sum(rc)
-    pos = (tl.cumsum(rc, axis=0) - rc)[:, None] + tl.cumsum(sel, axis=1) - sel
-    tl.store(scratch + pos, keys2d, mask=(sel != 0) & (n_sel <= M))
+    sel = keys >= tau
+    n_sel = tl.sum(sel.to(tl.int32))
+    pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
+    tl.store(scratch + pos, keys, mask=sel & (n_sel <= M))
     tl.debug_barrier()
     lane = tl.arange(0, M)
     return tl.load(scratch + lane, mask=lane < n_sel, other=0), n_sel
@@ -75,16 +73,16 @@ def stage1_part(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, count
             sel = (keys >= tau).to(tl.int32)
             tl.store(out, (tl.max(tl.cumsum(sel, axis=0)) + tl.sum(sel)).to(tl.uint64))
         elif PART == 3:
-            cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+            cands, n_sel = compact_prefix_1d(keys, tau, scratch, M_LOG2)
             tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
         elif PART == 4:
             cands, n_sel = compact_atomic(keys, tau, scratch, counter_ptr + slot, M_LOG2)
             tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
         elif PART == 5:
-            cands, n_sel = compact_2d(keys2d, tau, scratch, 2 ** BLOCK_LOG2 // G, G, M_LOG2)
+            cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
             tl.store(out, (tl.max(cands) + n_sel).to(tl.uint64))
         else:
-            cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+            cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
             start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
             store_top_sorted(out, cands, tile_keys_to_row_keys(cands, start, False), 2 ** M_LOG2, E)
 

@@ -42,15 +42,20 @@ def load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2: tl.constexp
 
 
 @triton.jit
-def compact_at_least(keys, tau, scratch, M_LOG2: tl.constexpr):
-    """The keys >= tau, compacted in index order into a zero-padded block of M = 2**M_LOG2 through
-    `scratch`, and their count. The block holds them all only when the count is <= M (beyond that
-    nothing is written, and the caller takes its fallback)."""
+def compact_at_least(keys2d, tau, scratch, M_LOG2: tl.constexpr):
+    """The keys >= tau of a tile viewed as (R, G) (row r holds lanes r*G .. r*G + G - 1), compacted in
+    index order into a zero-padded block of M = 2**M_LOG2 through `scratch`, and their count. The
+    block holds them all only when the count is <= M (beyond that nothing is written, and the caller
+    takes its fallback).
+
+    Positions come from a prefix sum over the R row counts plus prefix sums along the rows: on the
+    H100 that costs less than one prefix sum over the whole tile (run 11, docs/PERFORMANCE.md)."""
     M: tl.constexpr = 2 ** M_LOG2
-    sel = keys >= tau
-    n_sel = tl.sum(sel.to(tl.int32))
-    pos = tl.cumsum(sel.to(tl.int32), axis=0) - 1
-    tl.store(scratch + pos, keys, mask=sel & (n_sel <= M))
+    sel = (keys2d >= tau).to(tl.int32)
+    per_row = tl.sum(sel, axis=1)
+    n_sel = tl.sum(per_row)
+    pos = (tl.cumsum(per_row, axis=0) - per_row)[:, None] + tl.cumsum(sel, axis=1) - sel
+    tl.store(scratch + pos, keys2d, mask=(sel != 0) & (n_sel <= M))
     tl.debug_barrier()
     lane = tl.arange(0, M)
     return tl.load(scratch + lane, mask=lane < n_sel, other=0), n_sel
@@ -71,9 +76,10 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
     else:
         # Strided groups (group g holds the lanes = g mod 2E): the padding of a partial last tile
         # spreads over all groups instead of emptying some and dragging tau down.
-        gmax = tl.max(tl.reshape(keys, [2 ** (BLOCK_LOG2 - G_LOG2), 2 ** G_LOG2]), axis=0)
+        keys2d = tl.reshape(keys, [2 ** (BLOCK_LOG2 - G_LOG2), 2 ** G_LOG2])
+        gmax = tl.max(keys2d, axis=0)
         tau = tl.maximum(tl.min(topk_sorted(gmax, G_LOG2, E_LOG2, 1)), 1)
-        cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+        cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
         if n_sel <= M:
             top = topk_sorted(cands, M_LOG2, E_LOG2, DESCENDING)
         else:
@@ -93,9 +99,10 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
     if BLOCK_LOG2 <= M_LOG2:
         store_top_sorted(out_ptr, keys, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
     else:
-        gmax = tl.max(tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G]), axis=0)
+        keys2d = tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G])
+        gmax = tl.max(keys2d, axis=0)
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
-        cands, n_sel = compact_at_least(keys, tau, scratch, M_LOG2)
+        cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
         if n_sel <= M:
             store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
         else:

@@ -32,10 +32,13 @@ case "$1" in
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
-  compare)  # the issue-4 and issue-6 comparisons with the baselines, in one run each
-    timeout 330 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
-        --vocab 151936 --budget-ms 200 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
-    timeout 200 python3 benchmarks/run.py --case verify --quick --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
+  compare)  # issues 3, 4 and 6 against their baselines at V = 151936, each case in one run
+    timeout 250 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
+        --vocab 151936 --budget-ms 150 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 110 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
+        --vocab 151936 --budget-ms 150 --out "$OUT/topk.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 170 python3 benchmarks/run.py --case verify --quick --rows 1,32 --out "$OUT/verify.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn" ;;
   sweep)    # the sampler's launch table for 32 and 128 rows (1 row is in the table)
     timeout 520 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --warps 8x8,4x8 ;;
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time

@@ -48,7 +48,7 @@ def main(argv=None) -> None:
     ax.set_xticklabels(mixes, rotation=30, ha="right")
     ax.set_ylabel("us (CUDA graph, median)")
     gpu = rows[0]["gpu"] if rows else ""
-    ax.set_title(f"sonicsampler Sampler, V = {a.vocab}, each mix adds to the one before ({gpu})")
+    ax.set_title(f"sonicsampler Sampler, V = {a.vocab}, mixes of benchmarks/sampler_mix.py ({gpu})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)

@@ -3,6 +3,7 @@ token-for-token equality with reference.sample on exact rows (the equality rate 
 is a near-tie of perturbed scores), the exact flag against the reference's support size, CUDA-graph
 capture and replay with new logits and positions equal to eager, and no recompilation over batch sizes.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -47,8 +48,13 @@ def check_tokens(v, n, strategy=None):
         a, b = int(out.tokens[i]), int(ref.tokens[i])
         g = rng.gumbel(params[i].seed_u64, positions[i], 0, torch.tensor([a, b]))
         near += abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
+    # Top-n log-probability ids on exact rows that asked for them (raw rows with temperature take the
+    # kernel's re-ranking of the candidates): equal to the reference's, id for id.
+    lp_rows = [i for i in range(n) if params[i].logprobs and bool(exact[i])]
+    top_equal = sum(torch.equal(out.top_token_ids[i].cpu(), ref.top_token_ids[i]) for i in lp_rows)
     emit(what="tokens", V=v, rows=n, strategy=s.launch_config(n).strategy, exact_rows=int(exact.sum()), equal=int(equal.sum()),
-         mismatches=int((exact & ~equal).sum()), near_ties=int(near))
+         mismatches=int((exact & ~equal).sum()), near_ties=int(near), logprob_rows=len(lp_rows),
+         top_ids_equal=int(top_equal))
 
 
 def check_graph(v=151936, n=32):
@@ -85,7 +91,7 @@ if __name__ == "__main__":
     log.emit_env()
     if "tokens" in parts:
         for v, n in ((32000, 16), (151936, 8), (262144, 4)):
-            for strategy in ("bitonic", "rank"):
+            for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
                 check_tokens(v, n, strategy)
     if "graph" in parts:
         check_graph()

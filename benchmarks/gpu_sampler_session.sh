@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|tune|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|tune|logprobs|checks|compare|sweep|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -29,6 +29,9 @@ case "$1" in
     timeout 150 python3 benchmarks/tune_sampler.py --rows 1,32,128 --blocks 4096 --emits 16 --warps 8x8,4x8 \
         --strategies rank --out "$OUT/sample_sm90.json"
     timeout 160 python3 benchmarks/check_topk_gpu.py exact | grep -v "'what': 'env'" | tail -3 ;;
+  logprobs) # raw top-n logprobs from the kernel: production-size checks, then their cost
+    CHECK_STRATEGIES=rank timeout 200 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 200 python3 benchmarks/sampler_mix.py --rows 1,32,128 --mix top_p,standard_logprobs --out "$OUT/sample_mix.csv" ;;
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
@@ -48,6 +51,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 kernels|profile|tune|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 kernels|profile|tune|logprobs|checks|compare|sweep|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

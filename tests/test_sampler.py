@@ -388,3 +388,37 @@ def test_nuclei_beyond_the_bound_are_exact():
                              frequency_penalty=0.4 if i == 2 else 0.0,
                              logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
+
+
+def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():
+    """Temperature-only rows get raw top-n log-probabilities in stage 2, without the launcher's extra
+    top-k of the logits. Row 0: random logits (re-ranking the candidates on raw values). Row 1: 1.984375
+    and 1.9921875 are distinct bf16 values that tie after division by 1.9 and rounding to bf16, and
+    the larger ones sit at high indices behind 100 lower-index ties, outside the 32 candidates: only
+    the whole-row fallback finds them. Row 2: no temperature (candidate order is raw order). Row 3: one
+    such tie at the top, candidate order 10 before 300, raw order 300 first: the re-ranking alone."""
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(4, V, generator=gen)
+    logits[1] = -3.0
+    logits[1, :100] = 1.984375
+    logits[1, 500:510] = 1.9921875
+    logits[3] = 0.3 * logits[3]                      # below 1.5 without ties at the tail
+    logits[3, 10] = 1.984375
+    logits[3, 300] = 1.9921875
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(temperature=0.7, top_k=20, seed=1, logprobs=6),
+              SamplingParams(temperature=1.9, top_p=0.9, seed=2, logprobs=6),
+              SamplingParams(top_k=5, seed=3, logprobs=3),
+              SamplingParams(temperature=1.9, seed=4, logprobs=3)]
+    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    calls = []
+    s._raw_top = lambda *a: calls.append(a)          # the launcher's raw top-k pass must not run
+    out = s.sample(logits, [0, 1, 2, 3], [4, 5, 6, 7])
+    ref = reference.sample(logits, params, positions=[4, 5, 6, 7])
+    assert not calls
+    assert torch.equal(out.top_token_ids, ref.top_token_ids)
+    assert out.top_token_ids[1, :6].tolist() == list(range(500, 506))
+    assert out.top_token_ids[3, :2].tolist() == [300, 10]
+    assert_close(out.top_logprobs, ref.top_logprobs)

@@ -223,7 +223,7 @@ class Sampler:
         n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
         raw_rows_processed = any(
             (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
-            and (t.host_flags[s] & (bits.REORDERING | bits.TEMPERATURE) or has_mask) for s in rows)
+            and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
         return n_top, raw_rows_processed
 
     def launch_config(self, rows: int) -> SampleConfig:

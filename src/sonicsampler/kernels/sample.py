@@ -27,16 +27,19 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .keys import bits_from_key16, row_key_index
+from .keys import bits_from_key16, row_key_index, value_key32
 from .prologue import bits16_to_f32, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
-from .topk import any_saturated, emit_tile_candidates, last_emitted, merge_refill, selection_scratch
+from .rank import ranks
+from .topk import (any_saturated, emit_tile_candidates, last_emitted, load_tile_keys, merge_refill,
+                   merge_tile_top, selection_scratch)
 from .long_rows import long_min_p_draw, long_nucleus_draw
 from .tile import processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
+TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
 MIN_P = tl.constexpr(bits.MIN_P)
@@ -158,7 +161,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     Returns candidate token ids (C, rank order), which lanes are real candidates, their raw and
     processed values, the survivors `keep`, the final distribution's log-normalizer (p = exp(x -
     log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
-    the bound dropped, and whether the row takes the exact untruncated path. PENDING: see
+    the bound dropped, whether the row takes the exact untruncated path, min-p's threshold and the
+    values the candidates are ranked on (processed, rounded to the input dtype). PENDING: see
     prologue.process."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
@@ -244,7 +248,47 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # survivors' (exact when the row is exact, the bounded set's otherwise).
     log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
     log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
-    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr
+    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val
+
+
+@triton.jit
+def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse, n_top,
+                  refill_ptr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                  NEG_INF_KEY: tl.constexpr):
+    """Output order of the candidates for a temperature-only row's raw top-n log-probabilities, with the
+    ids and log-probabilities to order.
+
+    Temperature keeps the raw order, but the candidates are ranked on processed values rounded to the
+    input dtype, where distinct raw values can tie and fall back to index order. Re-ranking the C
+    candidates on (raw value, lower index) gives the raw top-n exactly when no other token can belong
+    to it: every non-candidate has a rounded processed value <= the C-th candidate's, so if that lies
+    strictly below the n-th raw-ranked candidate's, the non-candidate's raw value is lower too (or the
+    row has fewer than C candidates: then every token is one). Otherwise (over a hundred tokens tied
+    after rounding) the exact raw top C is built from the whole row, tile by tile."""
+    C: tl.constexpr = 2 ** C_LOG2
+    lane = tl.arange(0, C)
+    raw_key = tl.where(real, (value_key32(raw_c) << 32) | (0xFFFFFFFF - idx.to(tl.uint64)), 0)
+    order = ranks(raw_key, C)
+    n_real = tl.sum(real.to(tl.int32))
+    nth = tl.maximum(n_top, 1) - 1
+    rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
+    rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
+    # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
+    if tl.where(n_real >= C, rv_last >= rv_nth, False):
+        top = tl.zeros((C,), tl.uint64)
+        t = 0
+        while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
+            keys, _n_nan = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
+            top = merge_tile_top(top, keys, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
+                                 BLOCK_LOG2, C_LOG2, KEY64)
+            t += 1
+        ok = (top >> 32) > NEG_INF_KEY
+        ids = tl.where(ok, row_key_index(top), -1)
+        raw = tl.load(logits_ptr + row * stride_row + tl.where(ok, ids, 0), mask=ok, other=0.0).to(tl.float32)
+        order = lane
+        ids_vec = ids
+        lp_vec = tl.where(ok, raw - raw_lse, float("-inf"))
+    return order, ids_vec, lp_vec
 
 
 @triton.jit
@@ -264,7 +308,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     lane = tl.arange(0, C)
-    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr = row_distribution(
+    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
@@ -335,6 +379,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     out_ids = tl.full((TOP_PAD,), -1, tl.int64)
     out_lp = tl.full((TOP_PAD,), NEG_INF, tl.float32)
     lp_out = tl.full((), float("nan"), tl.float32)
+    raw_lse = tl.full((), float("nan"), tl.float32)
     if (flags & LOGPROBS) != 0:
         n_top = tl.load(n_logprobs_ptr + slot)
         if (flags & LOGPROBS_PROCESSED) != 0:
@@ -350,10 +395,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             ids_vec = tl.where(real, idx, -1)
             lp_tok = raw_tok - raw_lse
         lp_out = tl.where(valid, lp_tok, float("nan"))
-        # The candidates are in raw order only for rows with no processing at all; the launcher says so
-        # (RAW_TOP_FROM_CANDIDATES) or writes raw top-n itself from an exact top-k of the logits.
+        # Raw top-n from the candidates: in candidate order for rows with no processing, re-ranked on
+        # raw values for temperature-only rows (raw_top_order). Rows whose processing can reorder
+        # tokens (penalties, bias, grammar mask) get raw top-n from the launcher's exact top-k of the
+        # logits instead: it says so with RAW_TOP_FROM_CANDIDATES = False.
         if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
-            pick = lane[None, :] == t_lane[:, None]
+            order = lane
+            if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
+                order, ids_vec, lp_vec = raw_top_order(
+                    logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
+                    n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY)
+            pick = order[None, :] == t_lane[:, None]
             sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1).to(tl.int64)
             sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1).to(tl.float32)
             asked = t_lane < n_top

@@ -166,6 +166,14 @@ def merge_refill(top, keys, last_t, tile_start, scratch, BLOCK_LOG2: tl.constexp
                  KEY64: tl.constexpr):
     """Merge into the sorted `top` the best keys of a saturated tile that lie below those it emitted."""
     keys = tl.where(keys < row_key_to_tile_key(last_t, tile_start, KEY64), keys, 0)
+    return merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2, C_LOG2, KEY64)
+
+
+@triton.jit
+def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
+                   KEY64: tl.constexpr):
+    """Merge into the sorted `top` (2**C_LOG2 row keys) the best 2**C_LOG2 of a tile's keys; `scratch`
+    holds 4 * 2**C_LOG2 tile keys."""
     rest = tile_topk(keys, scratch, BLOCK_LOG2, C_LOG2, C_LOG2 + 2, 0)
     return merge_sorted_desc(top, tile_keys_to_row_keys(rest, tile_start, KEY64), C_LOG2)
 

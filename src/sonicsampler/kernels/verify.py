@@ -184,7 +184,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     while l < stop:
         row = b * G + l
         pos = pos0 + l
-        idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, _thr = row_distribution(
+        idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, _thr, _rv = row_distribution(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,

@@ -90,7 +90,7 @@ def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts
     s, resolved = make_sampler(params, logits.shape[1], prompts, outputs, **kw)
     before = s.table.counts.cpu().clone()
     dev_dp = dp.to(DEVICE) if torch.is_tensor(dp) else dp if dp is None else SparseDraftProbs(
-        dp.token_ids.to(DEVICE), dp.probs.to(DEVICE))
+        dp.token_ids.to(DEVICE), dp.probs.to(DEVICE), None if dp.complete is None else dp.complete.to(DEVICE))
     out = s.verify(logits.to(DEVICE), drafts, list(range(len(params))), positions, num_draft_tokens=counts,
                    draft_probs=dev_dp, grammar_bitmask=None if mask is None else mask.to(DEVICE))
     out = VerifyOutput(*(None if t is None else t.cpu() for t in dataclasses.astuple(out)))
@@ -341,3 +341,54 @@ def test_first_token_is_distributed_as_the_target():
     assert float(freq[target == 0].sum()) == 0.0
     rate = float(out.num_accepted.float().mean())
     assert 0.1 < rate < 0.95, rate
+
+
+def test_sample_returns_each_rows_final_distribution_as_a_draft():
+    """Sampler.sample(return_draft_probs=True): each row's survivors and probabilities equal
+    reference.probs; `complete` is False exactly where the distribution reaches past the candidates
+    (the untruncated row over a vocabulary larger than the bound); greedy rows are one-hot."""
+    gen = torch.Generator().manual_seed(11)
+    params = [SamplingParams(temperature=0.7, top_k=10, seed=1), SamplingParams(top_p=0.8, seed=2),
+              SamplingParams(temperature=0.0, seed=3), SamplingParams(temperature=1.0, seed=4),
+              SamplingParams(min_p=0.2, seed=5), SamplingParams(temperature=1.3, top_k=5, top_p=0.9, seed=6)]
+    logits = (3.0 * torch.randn(len(params), V, generator=gen)).to(torch.bfloat16)
+    s, _ = make_sampler(params)
+    out = s.sample(logits.to(DEVICE), list(range(len(params))), list(range(3, 3 + len(params))),
+                   return_draft_probs=True)
+    ref = reference.probs(logits, params, positions=list(range(3, 3 + len(params))))
+    d = out.draft_probs
+    assert d.token_ids.shape == (len(params), 1, BOUND) and d.complete.dtype == torch.bool
+    assert d.complete.flatten().tolist() == [True, True, True, False, True, True]
+    for i in range(len(params)):
+        ids, p = d.token_ids[i, 0].cpu(), d.probs[i, 0].cpu()
+        assert int(out.tokens[i]) in ids.tolist()
+        if bool(d.complete[i, 0]):
+            dense = torch.zeros(V, dtype=torch.float64).index_add_(0, ids[ids >= 0], p[ids >= 0].double())
+            assert_close(dense.float(), ref[i].float())
+
+
+def test_verify_with_the_samplers_own_sparse_drafts():
+    """γ draft steps from a draft Sampler (return_draft_probs=True), joined by SparseDraftProbs.cat, verify
+    as reference.verify does with the same sparse q; a request whose draft step was not complete
+    (untruncated over the whole vocabulary) is reported not exact."""
+    gen = torch.Generator().manual_seed(12)
+    gamma = 2
+    params = [SamplingParams(temperature=0.7, top_k=8, seed=21), SamplingParams(top_p=0.7, seed=22),
+              SamplingParams(temperature=1.0, seed=23)]
+    bsz = len(params)
+    target = (3.0 * torch.randn(bsz * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+    draft_logits = target.view(bsz, gamma + 1, V)[:, :gamma].float() + torch.randn(bsz, gamma, V, generator=gen)
+    drafter, _ = make_sampler(params)
+    steps, drafts = [], []
+    for l in range(gamma):
+        o = drafter.sample(draft_logits[:, l].to(torch.bfloat16).to(DEVICE), list(range(bsz)),
+                           [100 + l] * bsz, return_draft_probs=True)
+        steps.append(o.draft_probs)
+        drafts.append(o.tokens)
+    dp = SparseDraftProbs.cat(steps)
+    assert dp.token_ids.shape == (bsz, gamma, BOUND) and dp.complete.shape == (bsz, gamma)
+    draft_ids = torch.stack(drafts, dim=1)
+    out, ref, resolved = run(target, draft_ids.cpu(), params, [100] * bsz, dp=SparseDraftProbs(
+        dp.token_ids.cpu(), dp.probs.cpu(), dp.complete.cpu()))
+    check(out, ref, resolved, expect_exact=False)
+    assert out.exact.tolist() == [True, True, False]

@@ -17,7 +17,7 @@ from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2
 from .launch import Launcher, int_spec, tensor_spec
-from .outputs import SampleOutput, VerifyOutput
+from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
@@ -123,7 +123,15 @@ class Sampler:
         if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < (1 << 63):
             raise SamplingInputError("positions", f"must be an integer in [0, 2**63), got {p!r}", i)
 
-    def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None) -> SampleOutput:
+    def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None, *,
+               return_draft_probs: bool = False) -> SampleOutput:
+        """Sample one token for each of N rows: row i is request `slots[i]` generating position
+        `positions[i]` (lists or int64 tensors; device tensors are used unchecked, without a host
+        sync). Two launches; the tokens are counted into their slots' output counts.
+
+        return_draft_probs: also return each row's final distribution as `draft_probs`, (N, 1, C) ids
+        and probabilities with a `complete` flag, so that γ such steps joined by
+        `SparseDraftProbs.cat` serve as `Sampler.verify`'s sparse draft (a variant of stage 2)."""
         t, v = self.table, self.vocab_size
         self.check_logits("logits", logits)
         n = logits.shape[0]
@@ -133,7 +141,7 @@ class Sampler:
 
         has_mask = grammar_bitmask is not None
         n_top, raw_rows_processed = self._batch_summary(slots_host, has_mask)
-        plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed)
+        plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs)
         dev = t.device
         # Three allocations for the seven outputs; the kernels write every element. Each output starts
         # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer
@@ -145,8 +153,17 @@ class Sampler:
         tokens, top_ids = ints[:n], ints[n2:].view(n, n_top)
         logprob, dropped, top_lp = floats[:n], floats[n4:n4 + n], floats[2 * n4:].view(n, n_top)
         valid, exact = int8s[:n], int8s[n16:n16 + n]
+        draft = None
+        if return_draft_probs:   # each row's final distribution on its C candidates (stage 2 writes all)
+            c = self.bound
+            draft = SparseDraftProbs(torch.empty((n, 1, c), dtype=torch.int64, device=dev),
+                                     torch.empty((n, 1, c), dtype=torch.float32, device=dev),
+                                     torch.empty((n, 1), dtype=torch.int8, device=dev))
         if n == 0:
-            return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool), dropped)
+            if draft is not None:
+                draft.complete = draft.complete.view(torch.bool)
+            return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool),
+                                dropped, draft)
 
         common = self.prologue_args(grammar_bitmask)
         mask, mask_stride = common[0], common[1]
@@ -158,16 +175,20 @@ class Sampler:
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
                       sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
                      plan["const1"])
+        # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
+        d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, draft.complete) if draft else (tokens, logprob, valid)
         self._stage2((n,), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
                       sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
-                      dropped, sc["raw_lse"], n_top),
+                      dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete),
                      plan["const2"])
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
-        return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped)
+        if draft is not None:
+            draft.complete = draft.complete.view(torch.bool)
+        return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped, draft)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
         """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows
@@ -233,10 +254,10 @@ class Sampler:
         return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
                             *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy)
 
-    def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool) -> dict:
+    def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
         combination so that a step's host work is the launches themselves."""
-        key = (n, dtype, has_mask, n_top, raw_rows_processed)
+        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
@@ -266,7 +287,7 @@ class Sampler:
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))),
-                      RAW_TOP_FROM_CANDIDATES=not raw_rows_processed)
+                      RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft)
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2}
         return plan

@@ -49,6 +49,11 @@ def _draft_probs(draft_probs, bsz, gamma, v, dev):
                                          f"last dimension, got {t.dtype} on {t.device}")
         if ids.shape != probs.shape:
             raise SamplingInputError("draft_probs", f"token_ids {tuple(ids.shape)} and probs {tuple(probs.shape)} differ")
+        c = draft_probs.complete
+        if c is not None and (not torch.is_tensor(c) or c.shape != (bsz, gamma) or c.dtype != torch.bool
+                              or c.device != dev):
+            raise SamplingInputError("draft_probs.complete", f"must be a bool ({bsz}, {gamma}) tensor on {dev}, got "
+                                     f"{getattr(c, 'dtype', type(c).__name__)} {tuple(getattr(c, 'shape', ()))}")
         return _SPARSE, probs, probs.stride()[:2], ids, ids.stride()[:2], ids.shape[2]
     q = draft_probs
     if not torch.is_tensor(q) or q.shape != (bsz, gamma, v):
@@ -134,4 +139,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
                           tokens, n_emit, n_acc, valid, logprob, exact,
                           G_PAD=_pow2_at_least(g), DRAFT=kind, **plan["rows2"])
-    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))
+    exact_b = exact.view(torch.bool)
+    if isinstance(draft_probs, SparseDraftProbs) and draft_probs.complete is not None and gamma > 0:
+        # A draft step whose distribution reaches past its entries has unknown q outside them.
+        exact_b &= draft_probs.complete.all(dim=1)
+    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact_b)

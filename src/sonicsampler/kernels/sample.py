@@ -298,11 +298,12 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
-                  raw_lse_ptr, N_TOP,
+                  raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+                  RETURN_DRAFT: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
@@ -325,6 +326,10 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         long_nucleus = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_P) & ~exact & valid
     else:
         long_nucleus = flags < 0
+    # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
+    # every selectable token is a candidate (untruncated and long-set rows are exact only through
+    # passes beyond the candidates). Greedy rows: one-hot at the token.
+    complete = (exact & ~untruncated) | (tl.sum(real.to(tl.int32)) < C) | ((flags & GREEDY) != 0)
     exact = exact | long_min_p | long_nucleus
     dropped = tl.where(long_min_p | long_nucleus, 0.0, dropped)
 
@@ -358,6 +363,15 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
     token = tl.where(valid, token, 0)
     tl.store(tokens_ptr + row, tl.where(valid, token, -1))
+    if RETURN_DRAFT:
+        # The row's draft distribution for speculative verification: the survivors and their
+        # probabilities, complete or not (a row whose distribution reaches past the candidates).
+        greedy = (flags & GREEDY) != 0
+        d_ids = tl.where(greedy, tl.where(lane == 0, token, -1), tl.where(keep, idx, -1))
+        d_p = tl.where(greedy, tl.where(lane == 0, 1.0, 0.0), tl.where(keep, tl.exp(x - log_final), 0.0))
+        tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
+        tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
+        tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
     # The token's own raw and processed values (it need not be a candidate).
     two = tl.arange(0, 2)
     tok2 = token + two * 0

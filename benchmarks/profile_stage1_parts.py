@@ -15,7 +15,7 @@ import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
 from sonicsampler.kernels.rank import kth_largest, store_top_sorted
-from sonicsampler.kernels.select import select_top_sorted, value_threshold
+from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
 PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
@@ -101,15 +101,7 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
     elif PART == 1:
         tl.store(out_ptr + row, value_threshold((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
     elif PART == 2:
-        v = (keys >> 32).to(tl.uint32)
-        thr = value_threshold(v, C, 16)
-        above = v > thr
-        tie = v == thr
-        tie_before = tl.cumsum(tie.to(tl.int32), axis=0) - tie.to(tl.int32)
-        take = above | (tie & (tie_before < C - tl.sum(above.to(tl.int32))))
-        pos = tl.cumsum(take.to(tl.int32), axis=0) - 1
-        tl.store(scratch + pos, keys, mask=take & (pos < C))
-        tl.debug_barrier()
+        compact_best(keys, C, scratch, False)
         tl.store(out_ptr + row, tl.max(tl.load(scratch + tl.arange(0, C))))
     else:
         top = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)

@@ -38,14 +38,9 @@ def value_threshold(v, C, VBITS: tl.constexpr):
 
 
 @triton.jit
-def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                      C_LOG2: tl.constexpr, KEY64: tl.constexpr):
-    """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 keys each (module
-    docstring). `scratch` holds 2 * 2**C_LOG2 keys of this row."""
-    C: tl.constexpr = 2 ** C_LOG2
-    N: tl.constexpr = 2 ** (Z_LOG2 + E_LOG2)
-    i = tl.arange(0, N)
-    keys = tl.load(cand_ptr + row * Z * (2 ** E_LOG2) + i, mask=(i >> E_LOG2) < Z, other=0)
+def compact_best(keys, C, scratch, KEY64: tl.constexpr):
+    """Steps 1-2 of the module docstring and the compaction of step 3: the C best of a flat block of
+    row keys in vocabulary order among equal values, stored unsorted at scratch[0:C]."""
     v = (keys >> 32).to(tl.uint32)
     if KEY64:
         thr = value_threshold(v, C, 32)
@@ -58,6 +53,18 @@ def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: t
     pos = tl.cumsum(take.to(tl.int32), axis=0) - 1
     tl.store(scratch + pos, keys, mask=take & (pos < C))
     tl.debug_barrier()
+
+
+@triton.jit
+def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                      C_LOG2: tl.constexpr, KEY64: tl.constexpr):
+    """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 keys each (module
+    docstring). `scratch` holds 2 * 2**C_LOG2 keys of this row."""
+    C: tl.constexpr = 2 ** C_LOG2
+    N: tl.constexpr = 2 ** (Z_LOG2 + E_LOG2)
+    i = tl.arange(0, N)
+    keys = tl.load(cand_ptr + row * Z * (2 ** E_LOG2) + i, mask=(i >> E_LOG2) < Z, other=0)
+    compact_best(keys, C, scratch, KEY64)
     lane = tl.arange(0, C)
     chosen = tl.load(scratch + lane)
     tl.store(scratch + C + ranks(chosen, C), chosen)

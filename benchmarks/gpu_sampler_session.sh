@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|tune|logprobs|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -32,6 +32,9 @@ case "$1" in
   logprobs) # raw top-n logprobs from the kernel: production-size checks, then their cost
     CHECK_STRATEGIES=rank timeout 200 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
     timeout 200 python3 benchmarks/sampler_mix.py --rows 1,32,128 --mix top_p,standard_logprobs --out "$OUT/sample_mix.csv" ;;
+  stats)    # the statistical tests at full power (1e5 draws each on a GPU): exact paths, verification
+    timeout 500 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py tests/test_verify.py \
+        -k "draws_of_the_exact or distributed_as_the_target" 2>&1 | tail -15 ;;
   checks)   # graph capture, compiles after warmup, verification against the reference on the GPU
     timeout 200 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_verify.py 2>&1 | tail -15 ;;
@@ -51,6 +54,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 kernels|profile|tune|logprobs|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -76,7 +76,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
         # top-p (after an optional min-p) on 16-bit logits: the exact nucleus passes.
         nucleus = (p.top_p < 1.0 and not p.top_k_active(logits.shape[1]) and not p.greedy
                    and logits.dtype != torch.float32)
-        fits = size <= bound or greedy_exact or untruncated or min_p_only or nucleus
+        # top-k above the bound (after an optional min-p, no top-p) on 16-bit logits: the same search by count.
+        big_k = (p.top_k_active(logits.shape[1]) and p.top_k > bound and p.top_p == 1.0 and not p.greedy
+                 and logits.dtype != torch.float32)
+        fits = size <= bound or greedy_exact or untruncated or min_p_only or nucleus or big_k
         # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
         # (its normalizer is then unknown beyond the candidates): it may say inexact there.
         k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
@@ -388,6 +391,24 @@ def test_nuclei_beyond_the_bound_are_exact():
                              frequency_penalty=0.4 if i == 2 else 0.0,
                              logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
+
+
+def test_top_k_beyond_the_bound_is_exact():
+    """top-k of 3x-10x the bound of 32 over high-entropy rows (alone, after min-p, with penalties and
+    bias): the search by count over the row's keys gives the reference's token and exact processed
+    log-probabilities. Tie-heavy rows (a coarse grid) exercise the tokens tied at the k-th key, taken in
+    index order."""
+    gen = torch.Generator().manual_seed(8)
+    n = 8
+    logits = (0.4 * torch.randn(n, V, generator=gen))
+    logits[4:] = torch.round(logits[4:] * 4) / 4              # many exact ties at every key
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], top_k=(100, 250, 320, 97)[i % 4],
+                             min_p=0.05 if i % 3 == 1 else 0.0, seed=400 + i, logprobs=3,
+                             logprobs_mode=("processed", "raw")[i % 2],
+                             frequency_penalty=0.4 if i == 2 else 0.0,
+                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
+    assert_exact_beyond_the_bound(logits, params, first_position=90, times=2)
 
 
 def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():

@@ -8,6 +8,8 @@ batch waits for the longest program).
   16-way search over the 16-bit keys (each pass sums the mass above 16 keys at once); a last pass
   draws, taking the tokens tied at T in index order while the mass before them is below the target
   (SEMANTICS.md's order: value, then lower index).
+- top-k above the bound (after an optional min-p, no top-p) on 16-bit logits: the same search and
+  draw with each token weighing 1 instead of its mass, and k as the target: T is the k-th largest key.
 
 Every draw is the Gumbel-max over the set with the reference's per-token noise (stream 0, token
 index), so the token is the reference's; ties of perturbed scores go to the lower index.
@@ -85,17 +87,20 @@ def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
 def _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                       rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                      thr, m, lo, step, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """One pass: for the 16 keys lo + j * step, the set's mass (relative to exp(m)) at keys >= each."""
+                      thr, m, lo, step, by_count, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                      MAX_BIAS: tl.constexpr):
+    """One pass: for the 16 keys lo + j * step, the set's mass (relative to exp(m)) at keys >= each, or
+    its number of tokens there (by_count)."""
     t_j = lo + tl.arange(0, 16) * step
     acc = tl.zeros((16,), tl.float32)
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:
-        _x, _offs, key16, _in, w = _set_tile(
+        _x, _offs, key16, in_set, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
+        w = tl.where(by_count, in_set.to(tl.float32), w)
         acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], w[:, None], 0.0), axis=0)
         t += 1
     return acc
@@ -105,10 +110,12 @@ def _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
 def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                       rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                      seed, pos, thr, m, top_p, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                      seed, pos, thr, m, top_p, k, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
                       MAX_BIAS: tl.constexpr):
-    """A top-p nucleus (of the min-p set when thr > -inf) larger than the candidate bound, 16-bit logits.
-    Returns (token, log-normalizer of the nucleus, the nucleus' target mass relative to exp(m))."""
+    """A top-p nucleus (k = 0) or the top k tokens (k > 0) of the min-p set (the whole row when thr is
+    -inf), larger than the candidate bound, 16-bit logits. Returns (token, log-normalizer of the set,
+    the target: the nucleus' mass relative to exp(m), or k)."""
+    by_count = k > 0
     j = tl.arange(0, 16)
     lo = 0
     step = 4096
@@ -118,9 +125,10 @@ def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
     while p < 4:                            # 65536 keys -> 4096 -> 256 -> 16 -> 1
         f = _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
                               words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                              bias_count_ptr, temp_ptr, thr, m, lo, step, IS_BF16, HAS_MASK, MAX_BIAS)
+                              bias_count_ptr, temp_ptr, thr, m, lo, step, by_count, IS_BF16, HAS_MASK, MAX_BIAS)
         if p == 0:
-            target = top_p * tl.sum(tl.where(j == 0, f, 0.0))      # F(0): the whole set
+            # k tokens, or p times F(0): the whole set's mass.
+            target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
         # The largest j whose key still has mass >= target at or above it (j = 0 always does).
         reach = (f >= target) & (lo + j * step <= 65535)
         jj = tl.max(tl.where(reach, j, 0))
@@ -129,7 +137,7 @@ def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
         step = step // 16
         p += 1
     # lo is T; f_hi = F(T + 1). Draw over keys > T, and tokens at T (index order) whose preceding mass
-    # F(T + 1) + (ties before them) is below the target.
+    # (or count) F(T + 1) + (ties before them) is below the target.
     best = tl.full((), float("-inf"), tl.float32)
     best_idx = tl.full((), 0, tl.int64) + V
     tied_before = tl.full((), 0.0, tl.float32)
@@ -142,7 +150,7 @@ def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
         tied = in_set & (key16 == lo)
-        w_tied = tl.where(tied, w, 0.0)
+        w_tied = tl.where(tied, tl.where(by_count, 1.0, w), 0.0)
         before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
         in_nucleus = (in_set & (key16 > lo)) | (tied & (before < target))
         noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)

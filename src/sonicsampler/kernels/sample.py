@@ -316,22 +316,25 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
 
     # Rows whose set exceeds the bound and that an exact pass over the whole row can settle
-    # (kernels/long_rows.py), unless the bounded approximation was asked for: min-p alone, and top-p
-    # after an optional min-p on 16-bit logits. Still inexact: top-k above the bound, fp32 nuclei.
+    # (kernels/long_rows.py), unless the bounded approximation was asked for: min-p alone, and, on
+    # 16-bit logits, top-p or top-k above the bound after an optional min-p. Still inexact: top-k above
+    # the bound followed by top-p, and fp32 nuclei or big k.
     if EXACT_UNTRUNCATED:
         long_min_p = ((flags & (MIN_P | TOP_K | TOP_P | GREEDY)) == MIN_P) & ~exact & valid
     else:
         long_min_p = flags < 0                             # never
     if EXACT_UNTRUNCATED and not KEY64:
         long_nucleus = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_P) & ~exact & valid
+        long_top_k = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_K) & ~exact & valid
     else:
         long_nucleus = flags < 0
+        long_top_k = flags < 0
     # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
     # every selectable token is a candidate (untruncated and long-set rows are exact only through
     # passes beyond the candidates). Greedy rows: one-hot at the token.
     complete = (exact & ~untruncated) | (tl.sum(real.to(tl.int32)) < C) | ((flags & GREEDY) != 0)
-    exact = exact | long_min_p | long_nucleus
-    dropped = tl.where(long_min_p | long_nucleus, 0.0, dropped)
+    exact = exact | long_min_p | long_nucleus | long_top_k
+    dropped = tl.where(long_min_p | long_nucleus | long_top_k, 0.0, dropped)
 
     # Selection.
     if (flags & GREEDY) != 0:
@@ -342,17 +345,19 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, _at(x, lane, 0), Z,
             BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-    elif long_nucleus:
+    elif long_nucleus | long_top_k:
         m0 = _at(x, lane, 0)
         token, log_final, target = long_nucleus_draw(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, m0, tl.load(top_p_ptr + slot),
-            IS_BF16, HAS_MASK, MAX_BIAS)
-        # The candidates are the nucleus' head: keep those whose preceding mass is below the target
-        # (the bounded pass normalised by the whole vocabulary, not by the min-p set).
-        w = tl.where(keep, tl.exp(x - m0), 0.0)
-        keep = keep & (tl.cumsum(w, axis=0) - w < target)
+            tl.where(long_top_k, tl.load(top_k_ptr + slot), 0), IS_BF16, HAS_MASK, MAX_BIAS)
+        if long_nucleus:
+            # The candidates are the nucleus' head: keep those whose preceding mass is below the target
+            # (the bounded pass normalised by the whole vocabulary, not by the min-p set). A big top-k
+            # keeps every candidate: all C lie inside its k > C tokens.
+            w = tl.where(keep, tl.exp(x - m0), 0.0)
+            keep = keep & (tl.cumsum(w, axis=0) - w < target)
     elif untruncated:
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
     else:

@@ -375,40 +375,26 @@ def test_min_p_sets_beyond_the_bound_are_exact():
     assert not approx.exact.any() and (approx.dropped_mass > 0.5).all()
 
 
-def test_nuclei_beyond_the_bound_are_exact():
-    """High-entropy rows whose top-p nucleus (alone or after min-p, with penalties and bias) holds
-    hundreds of tokens, far beyond the bound of 32: the exact search over the row's keys gives the
-    reference's token and exact processed log-probabilities. Tie-heavy rows (logits on a coarse grid)
-    exercise the tokens tied at the nucleus' last key, taken in index order."""
-    gen = torch.Generator().manual_seed(5)
+@pytest.mark.parametrize("kind", ["top_p", "top_k"])
+def test_long_sets_beyond_the_bound_are_exact(kind):
+    """High-entropy rows whose top-p nucleus, or top-k of 3x-10x the bound (alone or after min-p, with
+    penalties and bias), holds hundreds of tokens, far beyond the bound of 32: the exact search over
+    the row's keys (by mass, or by count) gives the reference's token and exact processed
+    log-probabilities. Tie-heavy rows (logits on a coarse grid) exercise the tokens tied at the set's
+    last key, taken in index order."""
+    gen = torch.Generator().manual_seed(5 if kind == "top_p" else 8)
     n = 8
     logits = (0.4 * torch.randn(n, V, generator=gen))
     logits[4:] = torch.round(logits[4:] * 4) / 4              # many exact ties at every key
     logits = logits.to(torch.bfloat16)
-    params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], top_p=(0.9, 0.5, 0.97, 0.8)[i % 4],
+    cut = ({"top_p": (0.9, 0.5, 0.97, 0.8)[i % 4]} if kind == "top_p" else {"top_k": (100, 250, 320, 97)[i % 4]}
+           for i in range(n))
+    params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], **c,
                              min_p=0.05 if i % 3 == 1 else 0.0, seed=300 + i, logprobs=3,
                              logprobs_mode=("processed", "raw")[i % 2],
                              frequency_penalty=0.4 if i == 2 else 0.0,
-                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
+                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i, c in enumerate(cut)]
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
-
-
-def test_top_k_beyond_the_bound_is_exact():
-    """top-k of 3x-10x the bound of 32 over high-entropy rows (alone, after min-p, with penalties and
-    bias): the search by count over the row's keys gives the reference's token and exact processed
-    log-probabilities. Tie-heavy rows (a coarse grid) exercise the tokens tied at the k-th key, taken in
-    index order."""
-    gen = torch.Generator().manual_seed(8)
-    n = 8
-    logits = (0.4 * torch.randn(n, V, generator=gen))
-    logits[4:] = torch.round(logits[4:] * 4) / 4              # many exact ties at every key
-    logits = logits.to(torch.bfloat16)
-    params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], top_k=(100, 250, 320, 97)[i % 4],
-                             min_p=0.05 if i % 3 == 1 else 0.0, seed=400 + i, logprobs=3,
-                             logprobs_mode=("processed", "raw")[i % 2],
-                             frequency_penalty=0.4 if i == 2 else 0.0,
-                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i in range(n)]
-    assert_exact_beyond_the_bound(logits, params, first_position=90, times=2)
 
 
 def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():

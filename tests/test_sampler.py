@@ -337,6 +337,12 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     prepared = {_variant(p) for p in s._plans.values()}
     for n in range(1, 71):
         assert _variant(s._plan(n, torch.bfloat16, False, 3, False)) in prepared, n
+    # The draft-probabilities variants (a stage-2 constexpr) are prepared on request, and only then.
+    assert _variant(s._plan(5, torch.bfloat16, False, 3, False, True)) not in prepared
+    s.warmup(70, draft_probs=True)
+    prepared = {_variant(p) for p in s._plans.values()}
+    for n in range(1, 71):
+        assert _variant(s._plan(n, torch.bfloat16, False, 3, False, True)) in prepared, n
     table_mod._nearest.cache_clear()
 
 

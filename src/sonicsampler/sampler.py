@@ -69,16 +69,18 @@ class Sampler:
     def remove_request(self, slot: int) -> None:
         self.table.release(slot)
 
-    def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False) -> int:
+    def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False,
+               draft_probs: bool = False) -> int:
         """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
         the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask). Triton
         compiles a variant on its first launch (up to ~25 s each on an H100, estimated), and the launch table
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
-        The warm-up rows point at no slot: no request or count is touched. Returns the variant count."""
+        The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
+        of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
         n_top, raw = self._batch_summary(None, grammar)
         variants = {}
         for n in range(1, max_rows + 1):
-            plan = self._plan(n, dtype, grammar, n_top, raw)
+            plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs)
             variants.setdefault(_variant(plan), n)
         if not INTERPRETED:   # the interpreter compiles nothing
             t, dev = self.table, self.table.device
@@ -86,7 +88,8 @@ class Sampler:
                 logits = torch.zeros(n, self.vocab_size, dtype=dtype, device=dev)
                 nowhere = torch.full((n,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
                 mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
-                self.sample(logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask)
+                self.sample(logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask,
+                            return_draft_probs=draft_probs)
             torch.cuda.synchronize(dev)
         return len(variants)
 

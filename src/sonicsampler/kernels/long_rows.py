@@ -84,24 +84,37 @@ def long_min_p_draw(logits_ptr, stride_row, V, row, slot, flags,
 
 
 @triton.jit
+def _search_sub_tile(logits_ptr, stride_row, V, row, slot, flags, t,
+                     mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                     thr, m, by_count, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """Sub-tile t of the search and draw passes (16-bit logits): _set_tile's values, and what each token
+    weighs in the search: its mass, or 1 per token of the set when searching by count (top-k)."""
+    x, offs, key16, in_set, w = _set_tile(
+        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
+    return x, offs, key16, in_set, w, tl.where(by_count, in_set.to(tl.float32), w)
+
+
+@triton.jit
 def _mass_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                       rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                       thr, m, lo, step, by_count, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
                       MAX_BIAS: tl.constexpr):
-    """One pass: for the 16 keys lo + j * step, the set's mass (relative to exp(m)) at keys >= each, or
-    its number of tokens there (by_count)."""
+    """One pass: for the 16 keys lo + j * step, the set's weight at keys >= each: its mass (relative to
+    exp(m)), or its number of tokens there (by_count)."""
     t_j = lo + tl.arange(0, 16) * step
     acc = tl.zeros((16,), tl.float32)
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:
-        _x, _offs, key16, in_set, w = _set_tile(
+        _x, _offs, key16, _in, _w, weight = _search_sub_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
-        w = tl.where(by_count, in_set.to(tl.float32), w)
-        acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], w[:, None], 0.0), axis=0)
+            thr, m, by_count, IS_BF16, HAS_MASK, MAX_BIAS)
+        acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], weight[:, None], 0.0), axis=0)
         t += 1
     return acc
 
@@ -145,12 +158,12 @@ def long_nucleus_draw(logits_ptr, stride_row, V, row, slot, flags,
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:
-        x, offs, key16, in_set, w = _set_tile(
+        x, offs, key16, in_set, w, weight = _search_sub_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, SUB_LOG2, False, IS_BF16, HAS_MASK, MAX_BIAS)
+            thr, m, by_count, IS_BF16, HAS_MASK, MAX_BIAS)
         tied = in_set & (key16 == lo)
-        w_tied = tl.where(tied, tl.where(by_count, 1.0, w), 0.0)
+        w_tied = tl.where(tied, weight, 0.0)
         before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
         in_nucleus = (in_set & (key16 > lo)) | (tied & (before < target))
         noise = gumbel_noise_tile(seed, pos, 0, t.to(tl.int64) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)

@@ -8,13 +8,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 import torch
 
+from benchmarks.configs import parse_configs
 from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import reference
 from sonicsampler.topk import topk
-from sonicsampler.tuning import TopKConfig
 
-# Stage 1 by ranks (the table's choice may be the sorting networks): checked at k = 128 on every shape.
-RANKED = TopKConfig(block=4096, emit=16, warps1=8, warps2=8, strategy="rank")
+# Explicit configurations checked on every shape besides the table's (CHECK_CONFIGS, entries
+# "strategy/block/emit/warps1"; CHECK_TABLE=0 leaves the table's out), at the k values of CHECK_KS.
+CONFIGS = parse_configs(os.environ.get("CHECK_CONFIGS", "rank/4096/16/8"))
+KS = [int(k) for k in os.environ.get("CHECK_KS", "1,50,128").split(",")]
+USE_TABLE = os.environ.get("CHECK_TABLE", "1") != "0"
 
 log = JsonLog("explore_topk.jsonl")
 emit = log.emit
@@ -45,7 +48,7 @@ def check_exact():
             if n > 2:
                 x[1, :] = float("-inf"); x[1, 5:9] = 1.0
                 x[2, 77] = float("nan")
-            for k, cfg in ((1, None), (50, None), (128, None), (128, RANKED)):
+            for k, cfg in [(k, c) for k in KS for c in ([None] if USE_TABLE else []) + CONFIGS]:
                 vals, idx = topk(x, k, config=cfg)
                 rv, ri = reference.topk(x, k)
                 n_checks += 1
@@ -53,7 +56,7 @@ def check_exact():
                                                           torch.nan_to_num(rv.float(), nan=1e9))
                 if not ok:
                     bad += 1
-                    emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k, ranked=cfg is not None,
+                    emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k, config=str(cfg),
                          n_bad=int((idx != ri).sum()))
         # Progress after every shape, so that a run cut off by its time limit still shows what it checked.
         emit(what="exactness_so_far", V=v, rows=n, dtype=str(dtype), checks=n_checks, mismatches=bad)

@@ -18,16 +18,24 @@ BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin"
 def compile_kernel(fn, signature, constexprs, num_warps):
     sig = dict(signature)
     sig.update({k: "constexpr" for k in constexprs})
-    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs),
+    # As Triton specializes them at launch for the usual shapes: pointers, the row stride and the
+    # vocabulary divisible by 16 (vector loads).
+    attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]]
+             for k, t in signature.items() if t.startswith("*") or k in ("stride_row", "V")}
+    return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs),
                           target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
 
 
-def report(name, k):
+def report(name, k, dump=None):
+    """One line of resource counts; `dump`: also write the disassembly to that file."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(k.asm["cubin"]); f.flush()
         res = subprocess.run([os.path.join(BIN, "cuobjdump"), "--dump-resource-usage", f.name],
                              capture_output=True, text=True).stdout
         sass = subprocess.run([os.path.join(BIN, "nvdisasm"), "-c", f.name], capture_output=True, text=True).stdout
+    if dump:
+        with open(dump, "w") as f:
+            f.write(sass)
     regs = re.search(r"REG:(\d+)", res)
     stack = re.search(r"STACK:(\d+)", res)
     ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass, re.M)
@@ -50,13 +58,15 @@ if __name__ == "__main__":
     ap.add_argument("--warps", default="4,8")
     ap.add_argument("--e", type=int, default=5)
     ap.add_argument("--stage1-only", action="store_true")
+    ap.add_argument("--strategies", default="bitonic,rank,extract")
     a = ap.parse_args()
     for b in map(int, a.blocks.split(",")):
         for w in map(int, a.warps.split(",")):
-            for ranked in (False, True):
+            for strategy in a.strategies.split(","):
                 k = compile_kernel(topk_stage1, S1, {"BLOCK_LOG2": b, "E_LOG2": a.e, "M_LOG2": a.e + 2,
-                                                     "KEY64": False, "RANKED": ranked}, w)
-                report(f"stage1 block=2^{b} warps={w} {'rank' if ranked else 'bitonic'}", k)
+                                                     "KEY64": False, "STRATEGY": strategy,
+                                                     "NEG_INF_KEY": 0x7F, "INF_KEY": 0xFF80}, w)
+                report(f"stage1 block=2^{b} warps={w} {strategy}", k)
     for zl in (5, 6) if not a.stage1_only else ():
         for w in map(int, a.warps.split(",")):
             k = compile_kernel(topk_stage2, S2, {"Z_LOG2": zl, "E_LOG2": a.e, "C_LOG2": 7, "BLOCK_LOG2": 12,

@@ -1,9 +1,13 @@
-"""Where the top-k's time goes: each stage timed alone (CUDA-graph replay, median), per configuration."""
+"""Where the top-k's time goes: each stage timed alone (CUDA-graph replay, median), for the table's
+configuration and the ones named on the command line ('strategy/block/emit/warps1 ...')."""
+import sys
+
 import torch
 import triton.testing
 
 from sonicsampler.topk import _launches
-from sonicsampler.tuning import TopKConfig, topk_config
+from benchmarks.configs import parse_configs
+from sonicsampler.tuning import topk_config
 
 
 def gumbel(n, v):
@@ -15,12 +19,13 @@ def t(fn):
     return triton.testing.do_bench_cudagraph(fn, rep=30, return_mode="median") * 1e3
 
 
+EXTRA = parse_configs(" ".join(sys.argv[1:]))
+
 for v, n in ((151936, 1), (151936, 32), (151936, 128), (262144, 128)):
     x = gumbel(n, v)
     vals = torch.empty(n, 128, dtype=x.dtype, device="cuda")
     idx = torch.empty(n, 128, dtype=torch.int64, device="cuda")
-    for cfg in (topk_config(x.device, v, n), TopKConfig(block=4096, warps1=8, warps2=8, emit=16, strategy="rank"),
-                TopKConfig(block=4096, warps1=4, warps2=4, emit=16, strategy="rank")):
+    for cfg in (topk_config(x.device, v, n), *EXTRA):
         s1, s2 = _launches(x, 128, cfg, vals, idx)
         s1(); s2()
         a, b = t(s1), t(s2)

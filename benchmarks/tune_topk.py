@@ -18,6 +18,7 @@ import torch
 import triton
 import triton.testing
 
+from benchmarks.configs import parse_configs
 from sonicsampler.topk import topk
 from sonicsampler.tuning import TopKConfig
 
@@ -33,7 +34,7 @@ def gumbel(n, v):
 def candidates(v, blocks=(1024, 2048, 4096, 8192, 16384), warps1=(4, 8), emits=(32,), strategies=("bitonic", "rank")):
     for block in blocks:
         z = -(-v // block)
-        if 8 <= z <= 128:
+        if 8 <= z <= 256:
             for w1 in warps1:
                 for emit in emits:
                     for strategy in strategies:
@@ -70,6 +71,7 @@ def main():
     ap.add_argument("--warps1", default="4,8")
     ap.add_argument("--emits", default="32")
     ap.add_argument("--strategies", default="bitonic,rank")
+    ap.add_argument("--extra", default="", help="more configurations, 'strategy/block/emit/warps1' separated by commas")
     a = ap.parse_args()
     ints = lambda s: tuple(int(x) for x in s.split(","))   # noqa: E731
     if a.from_timings:
@@ -85,7 +87,8 @@ def main():
         for n in map(int, a.rows.split(",")):
             x = gumbel(n, v)
             best = None
-            for cfg in candidates(v, ints(a.blocks), ints(a.warps1), ints(a.emits), tuple(a.strategies.split(","))):
+            for cfg in [*candidates(v, ints(a.blocks), ints(a.warps1), ints(a.emits), tuple(a.strategies.split(","))),
+                        *parse_configs(a.extra)]:
                 us = triton.testing.do_bench_cudagraph(lambda: topk(x, 128, config=cfg), rep=50,
                                                         return_mode="median") * 1e3
                 log.write(json.dumps({"V": v, "rows": n, **cfg.__dict__, "us": us}) + "\n")

@@ -103,9 +103,10 @@ def check_against_reference(logits, params, positions, prompts, outputs, out, ma
     return n_exact, n_equal
 
 
-# emit 4: tiles emit 4 keys, stage 2 refills saturated ones. Both stage-1 strategies (sorting networks,
-# ranks) must give the same tile lists.
-@pytest.mark.parametrize("emit,strategy", [(BOUND, "bitonic"), (4, "bitonic"), (BOUND, "rank"), (4, "rank")])
+# emit 4: tiles emit 4 keys, stage 2 refills saturated ones. Every stage-1 strategy (sorting networks,
+# ranks, rounds of maxima) must give the same tile lists.
+@pytest.mark.parametrize("emit,strategy", [(BOUND, "bitonic"), (4, "bitonic"), (BOUND, "rank"), (4, "rank"),
+                                           (BOUND, "extract"), (4, "extract")])
 def test_mixed_batches_match_the_reference(emit, strategy):
     gen = torch.Generator().manual_seed(1)
     n = 12
@@ -290,7 +291,7 @@ row_params = st.builds(
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=st.lists(row_params, min_size=1, max_size=5), scale=st.sampled_from([0.5, 2.0, 6.0]),
        data_seed=st.integers(0, 2**31 - 1), position=st.integers(0, 2**62), emit=st.sampled_from([2, 8, 32]),
-       strategy=st.sampled_from(["bitonic", "rank"]))
+       strategy=st.sampled_from(["bitonic", "rank", "extract"]))
 def test_hypothesis_mixes_match_the_reference(params, scale, data_seed, position, emit, strategy):
     gen = torch.Generator().manual_seed(data_seed)
     n = len(params)

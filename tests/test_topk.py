@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from sonicsampler import SamplingInputError, reference, topk
-from sonicsampler.tuning import TopKConfig
+from sonicsampler.tuning import STRATEGIES, TopKConfig
 
 from tolerances import poison
 
@@ -58,7 +58,7 @@ KINDS = ["normal", "zipf", "equal", "zero", "narrow", "ties", "sorted", "strided
 DTYPES = [torch.bfloat16, torch.float16, torch.float32]
 
 
-@pytest.mark.parametrize("strategy", ["bitonic", "rank"])
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_input_kind(kind, dtype, strategy):
@@ -85,25 +85,30 @@ def test_every_input_kind(kind, dtype, strategy):
 def test_shapes(n, v, k, block, emit):
     gen = torch.Generator().manual_seed(v * 131 + k)
     for kind in ("normal", "sorted"):
-        for strategy in ("bitonic", "rank"):
+        for strategy in STRATEGIES:
             check(make(kind, n, v, torch.bfloat16, gen, emit), k, TopKConfig(block=block, emit=emit, strategy=strategy))
 
 
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_inf_nan_and_short_rows(dtype):
+def test_inf_nan_and_short_rows(dtype, strategy):
     gen = torch.Generator().manual_seed(7)
-    x = torch.randn(6, 900, generator=gen).to(dtype)
+    x = torch.randn(8, 900, generator=gen).to(dtype)
     x[0, :] = float("-inf")                   # nothing selectable: all padding
     x[1, :] = float("-inf"); x[1, 100:105] = 1.0   # fewer than k finite values
     x[2, 333] = float("nan")                  # NaN row: reported, never ranked
     x[3, ::3] = float("-inf")                 # many -inf entries
     x[4, 17] = float("inf")                   # +inf ranks first
     x[5, :] = -0.0; x[5, 500:] = 0.0           # -0.0 and +0.0 tie, broken by index
-    check(x, 10, TopKConfig(block=256, emit=4))
-    vals, idx = topk(x, 10, config=TopKConfig(block=256, emit=4))
+    x[6, 899] = -float("nan")                 # a negative NaN in the partial last tile
+    x[7, :] = float("-inf"); x[7, 3] = float("nan")   # NaN among -inf
+    cfg = TopKConfig(block=256, emit=4, strategy=strategy)
+    check(x, 10, cfg)
+    vals, idx = topk(x, 10, config=cfg)
     assert (idx[0] == -1).all() and torch.isneginf(vals[0].float()).all()
     assert (idx[1, 5:] == -1).all() and (idx[1, :5] == torch.arange(100, 105)).all()
-    assert (idx[2] == -1).all() and torch.isnan(vals[2].float()).all()
+    for r in (2, 6, 7):
+        assert (idx[r] == -1).all() and torch.isnan(vals[r].float()).all()
 
 
 def test_row_stride_and_default_config():

@@ -21,7 +21,7 @@ from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
-from .tuning import SampleConfig, sample_config
+from .tuning import STRATEGIES, SampleConfig, sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 
@@ -51,8 +51,8 @@ class Sampler:
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
         if block is not None and (block < 2 or block & (block - 1)):
             raise ValueError(f"block must be a power of two, got {block}")
-        if strategy not in (None, "bitonic", "rank"):
-            raise ValueError(f"strategy must be 'bitonic' or 'rank', got {strategy!r}")
+        if strategy is not None and strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
         self.strategy = strategy
         self._scratch = _Scratch()
@@ -283,7 +283,7 @@ class Sampler:
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
-                      RANKED=cfg.strategy == "rank", num_warps=warps[0])
+                      STRATEGY=cfg.strategy, num_warps=warps[0])
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,

@@ -11,6 +11,7 @@ from .tuning import TopKConfig, topk_config
 MAX_K = 128
 # Key of -inf under the order-preserving encoding (kernels/keys.py): keys at or below it are never selected.
 _NEG_INF_KEY = {torch.bfloat16: 0x007F, torch.float16: 0x03FF, torch.float32: 0x007FFFFF}
+_INF_KEY = {torch.bfloat16: 0xFF80, torch.float16: 0xFC00, torch.float32: 0xFF800000}
 _SUPPORTED = tuple(_NEG_INF_KEY)
 
 
@@ -112,7 +113,8 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     def stage1():
         topk_stage1[(z, n)](logits, stride, v, cand, compact, nan, z,
                             BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
-                            RANKED=cfg.strategy == "rank", num_warps=cfg.warps1)
+                            STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
+                            INF_KEY=_INF_KEY[logits.dtype], num_warps=cfg.warps1)
 
     def stage2():
         topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,

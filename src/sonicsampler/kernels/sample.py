@@ -75,7 +75,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                  EXACT_UNTRUNCATED: tl.constexpr, RANKED: tl.constexpr,
+                  EXACT_UNTRUNCATED: tl.constexpr, STRATEGY: tl.constexpr,
                   drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
@@ -114,7 +114,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, RANKED)
+    emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
 
 
 @triton.jit

@@ -88,11 +88,27 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
 
 
 @triton.jit
+def kth_key(keys, K, lo, BITS: tl.constexpr):
+    """The K-th largest of distinct keys (BITS-bit unsigned, K of them >= lo), built bit by bit from the
+    top: the largest t with at least K keys >= t. One comparison and one block sum per bit, and
+    hardly any registers: the fallback of the filter for the rare tile that overflows it."""
+    t = lo & 0
+    b = BITS
+    while b > 0:
+        b -= 1
+        trial = t | (tl.full((), 1, keys.dtype) << b.to(keys.dtype))
+        if tl.sum((keys >= trial).to(tl.int32)) >= K:
+            t = trial
+    return t
+
+
+@triton.jit
 def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
                      M_LOG2: tl.constexpr, KEY64: tl.constexpr):
     """tile_topk's selection with all-pairs ranking instead of sorting networks: tau is the E-th
     largest of the 2E group maxima by rank, and the <= M filtered keys are stored straight to their
-    rank in `out_ptr` (as row keys), sorted descending."""
+    rank in `out_ptr` (as row keys), sorted descending. When more than M keys pass (ties, adversarial
+    data) tau is raised to the exact E-th largest key by a bitwise search: then exactly E pass."""
     E: tl.constexpr = 2 ** E_LOG2
     M: tl.constexpr = 2 ** M_LOG2
     G: tl.constexpr = 2 * E
@@ -102,40 +118,144 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
         keys2d = tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G])
         gmax = tl.max(keys2d, axis=0)
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
+        if tl.sum((keys >= tau).to(tl.int32)) > M:
+            if KEY64:
+                tau = kth_key(keys, E, tau, 64)
+            else:
+                tau = kth_key(keys, E, tau, 32)
         cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
-        if n_sel <= M:
-            store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
-        else:
-            top = topk_sorted(keys, BLOCK_LOG2, E_LOG2, 1)
-            tl.store(out_ptr + tl.arange(0, E), tile_keys_to_row_keys(top, tile_start, KEY64))
+        store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
+
+
+@triton.jit
+def extract_rounds(keys, E: tl.constexpr):
+    """The top E of distinct packed keys (0 = empty), sorted descending, by E rounds of "take the
+    maximum, then blank it": about three instructions per key per round, no scratch, no sort."""
+    lane = tl.arange(0, E)
+    top = tl.zeros([E], keys.dtype)
+    for r in tl.static_range(E):
+        best = tl.max(keys)
+        top = tl.where(lane == r, best, top)
+        keys = tl.where(keys == best, 0, keys)
+    return top
+
+
+@triton.jit
+def groups_topk(g, group_bits, E: tl.constexpr):
+    """The top E of distinct packed keys laid out as (groups, 8) (0 = empty), sorted descending, without
+    a filter. `group_bits` (one value per group) is OR-ed into each group's selected keys: the fast 16-bit
+    path keys lanes with only their position inside the group and adds the group's part of the index
+    here, once per group instead of once per key.
+
+    A thread holds a group's 8 neighbours (one vector load), so each group's best two keys cost a few
+    register instructions per key and no exchange between threads. E rounds then take the best head
+    among the groups (a group's head is its best key not yet taken: first its best, then its second)
+    and advance the winner's head. While no group has given both its keys, the heads are every
+    group's best remaining key, so each round takes the best remaining key of the tile. A group that
+    gave both before the last round might hold a third one of the top E: then (about 1 tile in 6 on
+    random data at E = 8 and 128 groups) plain rounds over all the keys decide."""
+    first = tl.max(g, axis=1)
+    second = tl.max(tl.where(g == first[:, None], 0, g), axis=1)
+    first = tl.where(first != 0, first | group_bits, 0)
+    second = tl.where(second != 0, second | group_bits, 0)
+    lane = tl.arange(0, E)
+    top = tl.zeros([E], g.dtype)
+    head = first
+    rest = second
+    exhausted = 0
+    for r in tl.static_range(E):
+        if r == E - 1:
+            exhausted = tl.max(tl.where(head == 0, second, 0))
+        best = tl.max(head)
+        top = tl.where(lane == r, best, top)
+        hit = (head == best) & (best != 0)
+        head = tl.where(hit, rest, head)
+        rest = tl.where(hit, 0, rest)
+    if exhausted != 0:
+        top = extract_rounds(tl.where(g != 0, g | group_bits[:, None], 0), E)
+    return top
+
+
+@triton.jit
+def tile_topk_extract(keys, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
+    """The top E of a tile's distinct packed keys (0 = empty), sorted descending: groups_topk over
+    groups of 8 neighbours."""
+    E: tl.constexpr = 2 ** E_LOG2
+    if BLOCK_LOG2 <= E_LOG2 + 3:
+        top = extract_rounds(keys, E)
+    else:
+        top = groups_topk(tl.reshape(keys, [2 ** (BLOCK_LOG2 - 3), 8]),
+                          tl.zeros([2 ** (BLOCK_LOG2 - 3)], keys.dtype), E)
+    return top
+
+
+@triton.jit
+def load_tile_groups(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2: tl.constexpr):
+    """A tile of 16-bit logits as (groups of 8 neighbours, 8) packed keys, built in a few instructions
+    per logit, for the "extract" strategy: the key's low bits hold only the inverted position inside
+    the group (7 - j: a constant per register); groups_topk adds the group's part (0xFFF8 - 8 g),
+    giving the usual 0xFFFF - local index. Lanes past the vocabulary read as -inf (never selected).
+    NaN is not masked: its keys lie beyond those of +inf or below those of -inf, which the caller
+    detects from the tile's extreme keys.
+
+    The value key: with p the 16 bits, s = 0xFFFF exactly when p > 0x8000 (negative, not -0.0), and
+    (p | 0x8000) ^ s flips the bits of negative values and sets the sign bit of the others (-0.0
+    lands on +0.0's key)."""
+    g = tl.arange(0, 2 ** (BLOCK_LOG2 - 3))[:, None]
+    j = tl.arange(0, 8)[None, :]
+    offs = tile.to(tl.int64) * (2 ** BLOCK_LOG2) + g * 8 + j
+    x = tl.load(logits_ptr + row * stride_row + offs, mask=offs < V, other=float("-inf"))
+    p = x.to(tl.int16, bitcast=True).to(tl.int32) & 0xFFFF
+    s = (0x8000 - p).to(tl.uint32) >> 16
+    return (((p | 0x8000).to(tl.uint32) ^ s) << 16) | (7 - j).to(tl.uint32)
+
+
+@triton.jit
+def group_bits_of(BLOCK_LOG2: tl.constexpr):
+    """The group's part of each group's inverted tile index (load_tile_groups)."""
+    return (0xFFF8 - 8 * tl.arange(0, 2 ** (BLOCK_LOG2 - 3))).to(tl.uint32)
 
 
 @triton.jit
 def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl.constexpr,
-                         E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, RANKED: tl.constexpr):
+                         E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, STRATEGY: tl.constexpr):
     """Stage 1's output for one tile (the top-k's and the sampler's): the tile's top E keys as row keys,
-    sorted descending, at cand[slot], by ranks (RANKED) or by sorting networks. `slot` numbers the
-    (row, tile) pair; scratch holds M keys per slot."""
+    sorted descending, at cand[slot]. STRATEGY: "bitonic" (filter, then sorting networks), "rank"
+    (filter, then all-pairs ranks) or "extract" (E rounds of maxima). `slot` numbers the (row, tile)
+    pair; scratch holds M keys per slot (the filters' compaction)."""
     start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
     out = cand_ptr + slot * (2 ** E_LOG2)
     scratch = scratch_ptr + slot * (2 ** M_LOG2)
-    if RANKED:
+    if STRATEGY == "rank":
         tile_topk_ranked(keys, scratch, out, start, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
     else:
-        top = tile_topk(keys, scratch, BLOCK_LOG2, E_LOG2, M_LOG2, 1)
+        if STRATEGY == "extract":
+            top = tile_topk_extract(keys, BLOCK_LOG2, E_LOG2)
+        else:
+            top = tile_topk(keys, scratch, BLOCK_LOG2, E_LOG2, M_LOG2, 1)
         tl.store(out + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
 
 
 @triton.jit
 def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
                 BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                RANKED: tl.constexpr):
+                STRATEGY: tl.constexpr, NEG_INF_KEY: tl.constexpr = 0, INF_KEY: tl.constexpr = 0):
+    # NEG_INF_KEY, INF_KEY: the 16-bit keys of -inf and +inf (the fast path's NaN test).
     tile = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
     slot = row * Z + tile
-    keys, n_nan = load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2, KEY64)
-    tl.store(nan_ptr + slot, n_nan)
-    emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, RANKED)
+    if STRATEGY == "extract" and not KEY64 and BLOCK_LOG2 > E_LOG2 + 3:
+        g = load_tile_groups(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2)
+        top = groups_topk(g, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2)
+        # NaN keys: above +inf's (positive NaN, then the tile's best) or below -inf's (negative NaN).
+        has_nan = (tl.max(top) >> 16 > INF_KEY) | (tl.min(g) >> 16 < NEG_INF_KEY)
+        tl.store(nan_ptr + slot, has_nan.to(tl.int32))
+        tl.store(cand_ptr + slot * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2),
+                 tile_keys_to_row_keys(top, tile.to(tl.int64) * (2 ** BLOCK_LOG2), KEY64))
+    else:
+        keys, n_nan = load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2, KEY64)
+        tl.store(nan_ptr + slot, n_nan)
+        emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
 
 
 @triton.jit

@@ -20,7 +20,7 @@ class SampleConfig:
     emit: int = 32    # candidates each tile hands to stage 2 (power of two; the rest is refilled on demand)
     warps1: int = 8
     warps2: int = 8
-    strategy: str = "bitonic"   # stage 1's selection of the E best of its filtered keys: "bitonic" or "rank"
+    strategy: str = "bitonic"   # stage 1's selection of a tile's E best keys: one of topk_config.STRATEGIES
 
 
 def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:

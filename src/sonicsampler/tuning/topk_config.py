@@ -13,6 +13,10 @@ import torch
 
 from .table import nearest_entry
 
+# Stage 1's ways of reducing a tile to its best E keys (kernels/topk.py, emit_tile_candidates): a filter
+# followed by sorting networks or by all-pairs ranks, or E rounds of maxima without a filter.
+STRATEGIES = ("bitonic", "rank", "extract")
+
 
 @dataclass(frozen=True)
 class TopKConfig:
@@ -21,15 +25,15 @@ class TopKConfig:
     warps1: int = 4   # warps of a stage-1 program
     warps2: int = 4   # warps of a stage-2 program
     emit: int = 32    # keys each tile hands to stage 2 (power of two; capped at k rounded up)
-    strategy: str = "bitonic"   # small selections by sorting networks ("bitonic") or all-pairs ranks ("rank")
+    strategy: str = "bitonic"   # stage 1's tile selection, one of STRATEGIES
 
     def check(self):
         for name in ("block", "m", "emit"):
             v = getattr(self, name)
             if v and (v & (v - 1)):
                 raise ValueError(f"TopKConfig.{name} must be a power of two, got {v}")
-        if self.strategy not in ("bitonic", "rank"):
-            raise ValueError(f"TopKConfig.strategy must be 'bitonic' or 'rank', got {self.strategy!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"TopKConfig.strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if not 2 <= self.block <= 65536:
             raise ValueError(f"TopKConfig.block must be in [2, 65536], got {self.block}")
         return self

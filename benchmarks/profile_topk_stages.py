@@ -1,6 +1,9 @@
 """Where the top-k's time goes: each stage timed alone (CUDA-graph replay, median), for the table's
 configuration and the ones named on the command line ('strategy/block/emit/warps1 ...')."""
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/<this>.py` from anywhere
 
 import torch
 import triton.testing

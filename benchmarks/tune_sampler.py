@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--emits", default="16,32")
     ap.add_argument("--warps", default="8x8,4x8,4x4")
     ap.add_argument("--strategies", default="bitonic,rank")
+    ap.add_argument("--configs", default="", help="instead of the grid: 'strategy/block/emit/W1xW2' entries, comma-separated")
     ap.add_argument("--install", action="store_true", help="also write the table into src/sonicsampler/tuning/tables")
     ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
     ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
@@ -69,7 +70,10 @@ def main():
             slots = torch.arange(n, device="cuda")
             pos = torch.zeros(n, dtype=torch.int64, device="cuda")
             best = None
-            for cfg in candidates(v, blocks, emits, warps, a.strategies.split(",")):
+            grid = ([{"block": int(b), "emit": int(e), "warps1": int(w.split("x")[0]), "warps2": int(w.split("x")[1]),
+                      "strategy": st} for st, b, e, w in (c.split("/") for c in a.configs.split(","))]
+                    if a.configs else candidates(v, blocks, emits, warps, a.strategies.split(",")))
+            for cfg in grid:
                 s = Sampler(v, n, "cuda", block=cfg["block"], emit=cfg["emit"], warps=(cfg["warps1"], cfg["warps2"]),
                             strategy=cfg["strategy"])
                 for i in range(n):

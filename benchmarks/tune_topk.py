@@ -14,6 +14,11 @@ import json
 import os
 import time
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/<this>.py` from anywhere
+
 import torch
 import triton
 import triton.testing
@@ -73,7 +78,7 @@ def main():
     ap.add_argument("--strategies", default="bitonic,rank")
     ap.add_argument("--extra", default="", help="more configurations, 'strategy/block/emit/warps1' separated by commas")
     a = ap.parse_args()
-    ints = lambda s: tuple(int(x) for x in s.split(","))   # noqa: E731
+    ints = lambda s: tuple(int(x) for x in s.split(",") if x)   # noqa: E731
     if a.from_timings:
         table = {"gpu": a.gpu, "arch": a.arch, "k": 128, "sources": a.from_timings,
                  "entries": table_from_timings(a.from_timings)}

@@ -15,12 +15,13 @@ import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
 from sonicsampler.kernels.rank import kth_largest, store_top_sorted
-from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold
+from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold, value_threshold_hist
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
 PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
          "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (2-D), rank and store")
-S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)")
+S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)",
+            "+value search by histograms (in place of the 16-way one)")
 
 
 @triton.jit
@@ -100,6 +101,8 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
         tl.store(out_ptr + row, tl.max(keys))
     elif PART == 1:
         tl.store(out_ptr + row, value_threshold((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
+    elif PART == 4:
+        tl.store(out_ptr + row, value_threshold_hist((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
     elif PART == 2:
         compact_best(keys, C, scratch, False)
         tl.store(out_ptr + row, tl.max(tl.load(scratch + tl.arange(0, C))))
@@ -115,6 +118,7 @@ def main():
     ap.add_argument("--block", type=int, default=4096)
     ap.add_argument("--emit", type=int, default=16)
     ap.add_argument("--warps", default="4,8")
+    ap.add_argument("--stage2-only", action="store_true", help="time stage 1 once (whole, for the lists), not its parts")
     a = ap.parse_args()
     v, block, e = a.vocab, a.block, a.emit
     z = -(-v // block)
@@ -127,7 +131,7 @@ def main():
         counter = torch.zeros(n * z, dtype=torch.int32, device="cuda")
         for w in map(int, a.warps.split(",")):
             line = []
-            for part, name in enumerate(PARTS):
+            for part, name in ([(len(PARTS) - 1, PARTS[-1])] if a.stage2_only else enumerate(PARTS)):
                 def launch():
                     stage1_part[(z, n)](x, x.stride(0), v, cand, scratch, nan, counter, z, BLOCK_LOG2=block.bit_length() - 1,
                                         E_LOG2=e.bit_length() - 1, M_LOG2=e.bit_length() + 1, PART=part, num_warps=w)

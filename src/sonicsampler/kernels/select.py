@@ -38,6 +38,26 @@ def value_threshold(v, C, VBITS: tl.constexpr):
 
 
 @triton.jit
+def value_threshold_hist(v, C, VBITS: tl.constexpr):
+    """value_threshold by 8-bit digits: one 256-bin histogram and a suffix sum per round, half the
+    rounds of the 16-way search (an alternative under measurement: benchmarks/profile_stage1_parts.py)."""
+    b = tl.arange(0, 256)
+    prefix = tl.zeros((), tl.uint32)
+    above = tl.zeros((), tl.int32)          # values above the prefix's range
+    for r in tl.static_range(VBITS // 8):
+        shift = VBITS - 8 * (r + 1)
+        if r == 0:
+            h = tl.histogram(((v >> shift) & 0xFF).to(tl.int32), 256)
+        else:
+            h = tl.histogram(((v >> shift) & 0xFF).to(tl.int32), 256, mask=(v >> (shift + 8)) == (prefix >> (shift + 8)))
+        at_least = above + tl.sum(h) - tl.cumsum(h, axis=0) + h   # values >= each candidate digit
+        digit = tl.maximum(tl.sum((at_least >= C).to(tl.int32)) - 1, 0)
+        above = above + tl.sum(tl.where(b > digit, h, 0))
+        prefix = prefix + (digit.to(tl.uint32) << shift)
+    return tl.where(tl.sum((v >= 0).to(tl.int32)) >= C, prefix, 0)
+
+
+@triton.jit
 def compact_best(keys, C, scratch, KEY64: tl.constexpr):
     """Steps 1-2 of the module docstring and the compaction of step 3: the C best of a flat block of
     row keys in vocabulary order among equal values, stored unsorted at scratch[0:C]."""

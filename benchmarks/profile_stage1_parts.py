@@ -15,13 +15,12 @@ import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
 from sonicsampler.kernels.rank import kth_largest, store_top_sorted
-from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold, value_threshold_hist
+from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
 PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
          "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (2-D), rank and store")
-S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)",
-            "+value search by histograms (in place of the 16-way one)")
+S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)")
 
 
 @triton.jit
@@ -101,8 +100,6 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
         tl.store(out_ptr + row, tl.max(keys))
     elif PART == 1:
         tl.store(out_ptr + row, value_threshold((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
-    elif PART == 4:
-        tl.store(out_ptr + row, value_threshold_hist((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
     elif PART == 2:
         compact_best(keys, C, scratch, False)
         tl.store(out_ptr + row, tl.max(tl.load(scratch + tl.arange(0, C))))

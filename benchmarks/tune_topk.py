@@ -26,6 +26,7 @@ import triton.testing
 from benchmarks.configs import parse_configs
 from sonicsampler.topk import topk
 from sonicsampler.tuning import TopKConfig
+from sonicsampler.tuning.topk_config import MAX_REFILL_RISK, refill_risk
 
 VOCABS = (32768, 65536, 131072, 151936, 262144)
 ROWS = (1, 4, 16, 32, 64, 128, 256)
@@ -42,6 +43,8 @@ def candidates(v, blocks=(1024, 2048, 4096, 8192, 16384), warps1=(4, 8), emits=(
         if 8 <= z <= 256:
             for w1 in warps1:
                 for emit in emits:
+                    if refill_risk(v, block, emit) > MAX_REFILL_RISK:
+                        continue   # fast on one input, slow on many (tuning/topk_config.py)
                     for strategy in strategies:
                         yield TopKConfig(block=block, warps1=w1, warps2=8, emit=emit, strategy=strategy)
 
@@ -54,7 +57,8 @@ def table_from_timings(paths):
         seen = {}
         for line in open(path):
             r = json.loads(line)
-            seen.setdefault((r["V"], r["rows"]), []).append(r)
+            if refill_risk(r["V"], r["block"], r["emit"]) <= MAX_REFILL_RISK:
+                seen.setdefault((r["V"], r["rows"]), []).append(r)
         points.update(seen)
     entries = []
     for (v, n), rows in points.items():

@@ -6,15 +6,14 @@ as one flat block of Z*E keys. Among keys of equal value that flat order is the 
 within a list equal values come in ascending index (the inverted index is the key's low part), and
 the lists follow each other in tile order. So the C best keys are found by value alone:
 
-1. a 16-way search on the value part (4 bits per round: 4 rounds for 16-bit values, 8 for fp32)
-   finds v*, the largest value with at least C keys at or above it;
+1. a digit-by-digit search on the value part (8 bits per round, by histogram: 2 rounds for 16-bit
+   values, 4 for fp32) finds v*, the largest value with at least C keys at or above it;
 2. every key above v* is taken, plus the first (C - #above) keys equal to v* in flat order, i.e. the
    lowest indices: a prefix count settles the ties;
 3. the C chosen keys are compacted (prefix count) through `scratch`, ranked against each other (one
    C x C comparison) and stored at their ranks.
 
-Each round is one (Z*E, 16) comparison and a column sum: a handful of barriers in all, where the
-bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md). Padding keys (0) rank last, so a
+A few dozen barriers in all, where the bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md). Padding keys (0) rank last, so a
 row with fewer than C real keys comes out zero-padded.
 """
 import triton
@@ -25,22 +24,10 @@ from .rank import ranks
 
 @triton.jit
 def value_threshold(v, C, VBITS: tl.constexpr):
-    """The largest t such that at least C of the values `v` (uint32) are >= t (0 if fewer than C)."""
-    j = tl.arange(0, 16).to(tl.uint32)
-    prefix = tl.zeros((), tl.uint32)
-    for r in tl.static_range(VBITS // 4):
-        t = prefix + (j << (VBITS - 4 * (r + 1)))
-        cnt = tl.sum((v[:, None] >= t[None, :]).to(tl.int32), axis=0)
-        # cnt falls with j and cnt[0] >= C holds by induction: the digit is the last j with cnt >= C.
-        digit = tl.sum((cnt >= C).to(tl.int32)) - 1
-        prefix = prefix + (tl.maximum(digit, 0).to(tl.uint32) << (VBITS - 4 * (r + 1)))
-    return prefix
-
-
-@triton.jit
-def value_threshold_hist(v, C, VBITS: tl.constexpr):
-    """value_threshold by 8-bit digits: one 256-bin histogram and a suffix sum per round, half the
-    rounds of the 16-way search (an alternative under measurement: benchmarks/profile_stage1_parts.py)."""
+    """The largest t such that at least C of the values `v` (uint32, VBITS significant bits) are >= t
+    (0 if fewer than C), digit by digit from the top: per 8-bit digit one 256-bin histogram of the
+    values that share the digits found so far, and a suffix sum. On the H100 this took 3.0 us where
+    a 16-way search by comparisons (twice the rounds) took 3.6 (run 18, docs/PERFORMANCE.md)."""
     b = tl.arange(0, 256)
     prefix = tl.zeros((), tl.uint32)
     above = tl.zeros((), tl.int32)          # values above the prefix's range
@@ -54,7 +41,7 @@ def value_threshold_hist(v, C, VBITS: tl.constexpr):
         digit = tl.maximum(tl.sum((at_least >= C).to(tl.int32)) - 1, 0)
         above = above + tl.sum(tl.where(b > digit, h, 0))
         prefix = prefix + (digit.to(tl.uint32) << shift)
-    return tl.where(tl.sum((v >= 0).to(tl.int32)) >= C, prefix, 0)
+    return tl.where(v.shape[0] >= C, prefix, 0)
 
 
 @triton.jit

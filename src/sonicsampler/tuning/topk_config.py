@@ -7,6 +7,7 @@ interpreter) the heuristic below applies.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -39,6 +40,35 @@ class TopKConfig:
         return self
 
 
+# At most this share of rows may need stage 2's refill (a second read of a tile that holds more of the
+# top k than it emitted): a configuration above it is refused by the tuner and adjusted at lookup.
+MAX_REFILL_RISK = 1e-3
+
+
+def refill_risk(vocab: int, block: int, emit: int, k: int = 128) -> float:
+    """Expected share of rows whose stage 2 re-reads a tile, with the top k spread over the row at
+    random: tiles x P(a tile holds more than `emit` of them), a Poisson tail of mean k * block / V.
+    Run 18 showed why it matters: a configuration tuned on one input (block 4096, emit 8 at
+    V = 151936: 0.37 refilled rows per row) took 18.9 us on fresh inputs instead of 10.7."""
+    lam = k * min(block, vocab) / vocab
+    term = math.exp(-lam)
+    for i in range(1, emit + 1):
+        term *= lam / i
+    tail = 0.0
+    for i in range(emit + 1, emit + 200):
+        term *= lam / i
+        tail += term
+        if term < 1e-18:
+            break
+    return -(-vocab // block) * tail
+
+
+def _safe_emit(vocab: int, block: int, emit: int) -> int:
+    while emit < 128 and refill_risk(vocab, block, emit) > MAX_REFILL_RISK:
+        emit *= 2
+    return emit
+
+
 def _heuristic(vocab: int, rows: int) -> TopKConfig:
     # About 32 tiles: enough programs for one row, a small merge in stage 2, and (at k = 128, emit = 32)
     # about 4 of the top k per tile, far from saturating a tile's 32 emitted keys.
@@ -52,13 +82,14 @@ def _heuristic(vocab: int, rows: int) -> TopKConfig:
 
 def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     """The measured entry of the nearest vocabulary (in log scale) and the smallest row bound >= rows;
-    its tile shrinks if the vocabulary would otherwise have fewer than 8 tiles (at k = 128 more of the
-    top k per tile would make stage 2's refill path likely). No table: the heuristic."""
+    its tile shrinks if the vocabulary would otherwise have fewer than 8 tiles, and its emitted count
+    grows if stage 2's refill path would otherwise be likely at k = 128 (refill_risk). No table: the
+    heuristic."""
     e = nearest_entry("topk", device, vocab, rows)
     if e is None:
         return _heuristic(vocab, rows)
     block = e["block"]
     while block > 1024 and -(-vocab // block) < 8:
         block //= 2
-    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), e.get("emit", 32),
-                      e.get("strategy", "bitonic"))
+    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4),
+                      _safe_emit(vocab, block, e.get("emit", 32)), e.get("strategy", "bitonic"))

@@ -11,7 +11,7 @@ import torch
 from benchmarks.configs import parse_configs
 from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import reference
-from sonicsampler.topk import topk
+from sonicsampler.topk import topk, topk_warmup
 
 # Explicit configurations checked on every shape besides the table's (CHECK_CONFIGS, entries
 # "strategy/block/emit/warps1"; CHECK_TABLE=0 leaves the table's out), at the k values of CHECK_KS.
@@ -78,6 +78,8 @@ def check_graph_and_recompiles():
         ev, ei = topk(x, 128)
         ok &= torch.equal(gi, ei) and torch.equal(gv, ev)
     emit(what="graph_replay_equals_eager", ok=bool(ok))
+    # The table picks a configuration per row bucket: warm them all first, as an engine would.
+    emit(what="warmup_variants", n=topk_warmup(151936, 70))
     before = compiled_variants(topk_stage1, topk_stage2)
     for n in range(1, 71):
         topk(gumbel(n, 151936), 128)

@@ -154,6 +154,20 @@ def test_new_row_counts_do_not_change_kernel_arguments(monkeypatch):
     assert len(seen["stage1"]) == 1 and len(seen["stage2"]) == 1, seen
 
 
+def test_warmup_launches_each_bucket_configuration_once(monkeypatch):
+    """topk_warmup launches one batch per distinct (configuration, k) that 1..max_rows rows use, so that
+    no later batch size compiles: here three row buckets, two of them sharing a configuration."""
+    mod = importlib.import_module("sonicsampler.topk")
+    small, big = TopKConfig(block=256, emit=4), TopKConfig(block=512, emit=8)
+    monkeypatch.setattr(mod, "topk_config", lambda dev, v, n: small if n <= 4 or n > 32 else big)
+    launched = []
+    monkeypatch.setattr(mod, "INTERPRETED", False)
+    monkeypatch.setattr(mod, "topk", lambda x, k: launched.append((x.shape[0], k)))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda dev=None: None)
+    assert mod.topk_warmup(1000, 70, ks=(8, 128), device="cpu") == 4
+    assert sorted(launched) == [(1, 8), (1, 128), (5, 8), (5, 128)]
+
+
 @pytest.mark.parametrize(
     "args,field",
     [

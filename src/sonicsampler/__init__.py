@@ -3,8 +3,8 @@ from .errors import InvalidParameterError, SamplingInputError
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import SamplingParams
 from .sampler import Sampler, sample
-from .topk import topk
+from .topk import topk, topk_warmup
 
-__all__ = ["SamplingParams", "Sampler", "sample", "topk", "SampleOutput", "SparseDraftProbs", "VerifyOutput",
+__all__ = ["SamplingParams", "Sampler", "sample", "topk", "topk_warmup", "SampleOutput", "SparseDraftProbs", "VerifyOutput",
            "InvalidParameterError", "SamplingInputError"]
 __version__ = "0.1.0"

@@ -88,6 +88,28 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
     return values, indices
 
 
+def topk_warmup(vocab: int, max_rows: int, ks=(128,), dtype: torch.dtype = torch.bfloat16,
+                device="cuda") -> int:
+    """Compile, before serving, every launch variant that `topk` over 1..max_rows rows of `vocab`
+    logits of `dtype` will use for each k in `ks`. The measured table picks a configuration per row
+    bucket and Triton compiles each on its first launch, so without this a batch size of a bucket not
+    seen yet compiles mid-serving (a few seconds). Returns the variant count."""
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    variants = {}
+    for k in ks:
+        for n in range(1, max_rows + 1):
+            cfg = topk_config(dev, vocab, n)
+            c = max(2, _pow2_at_least(k))
+            variants.setdefault((cfg, c, min(c, max(2, cfg.emit))), (n, k))
+    if not INTERPRETED:   # the interpreter compiles nothing
+        for n, k in variants.values():
+            topk(torch.zeros(n, vocab, dtype=dtype, device=dev), k)
+        torch.cuda.synchronize(dev)
+    return len(variants)
+
+
 def _launches(logits, k, cfg: TopKConfig, values, indices):
     """The two launches of one top-k call, as closures (benchmarks time them one by one)."""
     n, v = logits.shape

@@ -174,7 +174,7 @@ class Sampler:
         # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
         key = (plan["key"], tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(slots_dev),
                tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride))
-        self._stage1((plan["z"], n), key,
+        self._stage1((plan["z"] * n,), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
                       sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
                      plan["const1"])

@@ -133,7 +133,7 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     stride = logits.stride(0)
 
     def stage1():
-        topk_stage1[(z, n)](logits, stride, v, cand, compact, nan, z,
+        topk_stage1[(z * n,)](logits, stride, v, cand, compact, nan, z,
                             BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                             STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
                             INF_KEY=_INF_KEY[logits.dtype], num_warps=cfg.warps1)

@@ -32,7 +32,7 @@ from .prologue import bits16_to_f32, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
-from .topk import (any_saturated, emit_tile_candidates, last_emitted, load_tile_keys, merge_refill,
+from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
                    merge_tile_top, selection_scratch)
 from .long_rows import long_min_p_draw, long_nucleus_draw
 from .tile import processed_tile
@@ -80,10 +80,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
-    tile = tl.program_id(0)
-    row = tl.program_id(1).to(tl.int64)
+    tile_id, row, tile = flat_program(Z)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
-    tile_id = row * Z + tile
     pend_ptr = drafts_ptr
     n_pend = 0
     if PENDING:

@@ -237,13 +237,21 @@ def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl
 
 
 @triton.jit
+def flat_program(Z):
+    """This stage-1 program's (row, tile) slot = row * Z + tile, its row and its tile. Stage 1 runs on
+    one flat grid dimension: CUDA caps the second at 65535, and a batch of 100 000 rows (RL rollouts;
+    the statistical tests on a GPU) failed to launch on a (tiles, rows) grid (run 22)."""
+    slot = tl.program_id(0).to(tl.int64)
+    row = slot // Z
+    return slot, row, (slot - row * Z).to(tl.int32)
+
+
+@triton.jit
 def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
                 BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 STRATEGY: tl.constexpr, NEG_INF_KEY: tl.constexpr = 0, INF_KEY: tl.constexpr = 0):
     # NEG_INF_KEY, INF_KEY: the 16-bit keys of -inf and +inf (the fast path's NaN test).
-    tile = tl.program_id(0)
-    row = tl.program_id(1).to(tl.int64)
-    slot = row * Z + tile
+    slot, row, tile = flat_program(Z)
     if STRATEGY == "extract" and not KEY64 and BLOCK_LOG2 > E_LOG2 + 3:
         g = load_tile_groups(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2)
         top = groups_topk(g, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2)

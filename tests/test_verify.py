@@ -321,11 +321,14 @@ def test_first_token_is_distributed_as_the_target():
     """Leviathan et al.: with drafts drawn from q, the first emitted token is distributed as p_0, whatever
     q (here q puts 30% of its mass on tokens p_0 truncates away). One request per trial, all in one
     launch, each with its own position (so its own noise). 100 000 trials on a GPU; 500 under the
-    interpreter (about 30 s), where |z| < 5 still flags errors above about 0.1 in a probability."""
+    interpreter (about 30 s), where |z| < 5 still flags errors above about 0.1 in a probability.
+    The bound holds the top-6 set (with bound 4 the rows are honestly flagged inexact, and the first
+    GPU run of this test, run 23, showed tokens 3 and 4 never drawn: verification has no exact path
+    beyond the bound yet); tiles emit 2 keys, so stage 2's refill runs."""
     v = 8
     n = 100_000 if DEVICE == "cuda" else 500
     p = SamplingParams(seed=123, top_k=6, temperature=0.8)
-    s = Sampler(v, n, DEVICE, bound=4, block=16, emit=2)
+    s = Sampler(v, n, DEVICE, bound=8, block=16, emit=2)
     resolved = [s.add_request(i, p) for i in range(n)][0]
     row0 = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, 2.5, -1.0])
     logits = torch.stack([row0, torch.zeros(v)]).repeat(n, 1)
@@ -336,7 +339,7 @@ def test_first_token_is_distributed_as_the_target():
     target = reference.probs(logits[:1], [resolved])[0]
     freq = torch.bincount(out.tokens[:, 0].cpu(), minlength=v).double() / n
     z = (freq - target) / torch.sqrt(target * (1 - target) / n).clamp(min=1e-12)
-    assert bool(out.valid.all())
+    assert bool(out.valid.all()) and bool(out.exact.all())
     assert float(z.abs().max()) < 5, (freq, target, z)
     assert float(freq[target == 0].sum()) == 0.0
     rate = float(out.num_accepted.float().mean())

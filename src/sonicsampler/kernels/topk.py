@@ -1,14 +1,18 @@
 """The two-stage top-k.
 
-Stage 1, one program per (tile, row): the tile's exact top E (E <= C, C = k rounded up to a power of
-two) as 64-bit row keys, sorted descending, in `cand[row, tile, :]`, plus the tile's NaN count.
+Stage 1, one program per (row, tile) on one flat grid dimension: the tile's exact top E (E <= C, C = k
+rounded up to a power of two) as 64-bit row keys, sorted descending, in `cand[row, tile, :]`, plus
+whether the tile holds a NaN. Three strategies (emit_tile_candidates):
 
-Stage 1's selection avoids sorting the tile. The tile is cut into 2E strided groups; tau, the E-th
-largest group maximum, is a lower bound of the tile's E-th largest key (E groups have a maximum >= tau
-and keys are distinct), so every key >= tau is a candidate and nothing below tau can be in the top E.
-When at most M = 4E keys pass (typically about 1.4 E) they are compacted through a small scratch and
-only those M are sorted; otherwise (heavy ties, adversarial data) the whole tile goes through the
-bitonic network. Both paths give the same exact result.
+- "extract": groups of 8 neighbouring keys give their best two by register reductions, and E rounds
+  take the best group head (groups_topk). For 16-bit logits the tile is loaded and keyed in a few
+  instructions per logit (load_tile_groups). No filter, no scratch, no sort.
+- "rank" / "bitonic": the tile is cut into 2E strided groups; tau, the E-th largest group maximum, is a
+  lower bound of the tile's E-th largest key (E groups have a maximum >= tau and keys are distinct), so
+  every key >= tau is a candidate and nothing below tau can be in the top E. When at most M = 4E keys
+  pass (typically about 1.4 E) they are compacted through a small scratch and only those M are ranked
+  or sorted; otherwise (heavy ties, adversarial data) "rank" raises tau to the exact E-th key by a
+  bitwise search and "bitonic" sorts the whole tile. Every path gives the same exact result.
 
 Stage 2, one program per row: selects the row's top C of the tile lists by a search on their values and
 sorts those C by rank (kernels/select.py).

@@ -11,9 +11,7 @@ other arguments must be fixed for a given key. Under the interpreter every call 
 """
 from __future__ import annotations
 
-import functools
 import inspect
-import os
 
 import torch
 
@@ -28,18 +26,6 @@ def tensor_spec(t: torch.Tensor) -> tuple:
 def int_spec(i: int) -> tuple:
     """What Triton specialises on for an integer argument: 1, divisibility by 16, and its width."""
     return i == 1, i % 16 == 0, -2**31 <= i < 2**31
-
-
-@functools.lru_cache(maxsize=None)
-def _pdl_capable(index: int) -> bool:
-    return torch.cuda.get_device_capability(index)[0] >= 9
-
-
-def pdl(device: torch.device) -> bool:
-    """Whether stage 2 launches with programmatic dependent launch on `device` (kernels/pdl.py):
-    Hopper or later, not under the interpreter, and not turned off with SONICSAMPLER_PDL=0."""
-    return (not INTERPRETED and device.type == "cuda" and os.environ.get("SONICSAMPLER_PDL", "1") != "0"
-            and _pdl_capable(device.index if device.index is not None else torch.cuda.current_device()))
 
 
 class Launcher:

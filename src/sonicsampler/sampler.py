@@ -16,7 +16,7 @@ from . import verification
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.sample import sample_stage1, sample_stage2
-from .launch import Launcher, int_spec, pdl, tensor_spec
+from .launch import Launcher, int_spec, tensor_spec
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
@@ -288,8 +288,7 @@ class Sampler:
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
-                     EXACT_UNTRUNCATED=self.exact_untruncated, PDL=pdl(dev), launch_pdl=pdl(dev),
-                     num_warps=warps[1])
+                     EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))),
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft)
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,

@@ -6,7 +6,6 @@ import torch
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.topk import topk_stage1, topk_stage2
-from .launch import pdl
 from .tuning import TopKConfig, topk_config
 
 MAX_K = 128
@@ -132,7 +131,6 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     refill = _scratch.get("refill", n * 4 * c, key_dtype, dev)
     nan = _scratch.get("nan", n * z, torch.int32, dev)
     stride = logits.stride(0)
-    with_pdl = pdl(dev)
 
     def stage1():
         topk_stage1[(z * n,)](logits, stride, v, cand, compact, nan, z,
@@ -144,6 +142,6 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
         topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,
                           Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
                           KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                          PDL=with_pdl, launch_pdl=with_pdl, num_warps=cfg.warps2)
+                          num_warps=cfg.warps2)
 
     return stage1, stage2

@@ -28,7 +28,6 @@ import triton.language as tl
 
 from .. import indicators as bits
 from .keys import bits_from_key16, row_key_index, value_key32
-from .pdl import wait_for_stage1
 from .prologue import bits16_to_f32, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
@@ -302,10 +301,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                  RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False):
+                  RETURN_DRAFT: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
-    wait_for_stage1(PDL)
     row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     lane = tl.arange(0, C)

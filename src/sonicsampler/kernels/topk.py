@@ -28,7 +28,6 @@ import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
 from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
-from .pdl import wait_for_stage1
 from .rank import kth_largest, store_top_sorted
 from .select import select_top_sorted
 
@@ -314,10 +313,9 @@ def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_L
 @triton.jit
 def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, indices_ptr, scratch_ptr,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr, PDL: tl.constexpr = False):
+                KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
     ZP: tl.constexpr = 2 ** Z_LOG2
-    wait_for_stage1(PDL)
     row = tl.program_id(0).to(tl.int64)
     top = select_top_sorted(cand_ptr, row, Z, selection_scratch(scratch_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
 

@@ -32,7 +32,6 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .pdl import wait_for_stage1
 from .prologue import process
 from .rng import gumbel_noise, philox_uniform
 from .sample import _at, _combine, row_distribution, row_slot, untruncated_token
@@ -157,10 +156,9 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   G_PAD: tl.constexpr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr, PDL: tl.constexpr = False):
+                  DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
-    wait_for_stage1(PDL)
     b = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
     G = gamma + 1

@@ -92,11 +92,11 @@ def tile_topk(keys, scratch, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_L
 
 
 @triton.jit
-def kth_key(keys, K, lo, BITS: tl.constexpr):
-    """The K-th largest of distinct keys (BITS-bit unsigned, K of them >= lo), built bit by bit from the
-    top: the largest t with at least K keys >= t. One comparison and one block sum per bit, and
+def kth_key(keys, K, BITS: tl.constexpr):
+    """The K-th largest of distinct keys (BITS-bit unsigned, at least K of them), built bit by bit from
+    the top: the largest t with at least K keys >= t. One comparison and one block sum per bit, and
     hardly any registers: the fallback of the filter for the rare tile that overflows it."""
-    t = lo & 0
+    t = tl.zeros((), keys.dtype)
     b = BITS
     while b > 0:
         b -= 1
@@ -124,9 +124,9 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
         tau = tl.maximum(kth_largest(gmax, G, E), 1)
         if tl.sum((keys >= tau).to(tl.int32)) > M:
             if KEY64:
-                tau = kth_key(keys, E, tau, 64)
+                tau = kth_key(keys, E, 64)
             else:
-                tau = kth_key(keys, E, tau, 32)
+                tau = kth_key(keys, E, 32)
         cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
         store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
 

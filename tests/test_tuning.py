@@ -27,7 +27,8 @@ def test_table_lookup(monkeypatch):
     assert topk_config(dev, 151936, 1) == TopKConfig(8192, 0, 8, 8, 32)
     assert topk_config(dev, 151936, 2) == TopKConfig(16384, 0, 4, 8, 32)      # next row bound
     assert topk_config(dev, 151936, 500) == TopKConfig(16384, 0, 4, 8, 32)    # past the last: the last
-    assert topk_config(dev, 30000, 1) == TopKConfig(4096, 0, 8, 8, 32)        # nearest vocabulary
+    # nearest vocabulary; 8 tiles of 4096 would hold more than 32 of the top 128 too often (refill_risk)
+    assert topk_config(dev, 30000, 1) == TopKConfig(4096, 0, 8, 8, 64)
     assert topk_config(dev, 128256, 64).block == 16384                         # nearest is 151936
     assert topk_config(dev, 40000, 100).block == 2048                          # 40000 is nearer 32768
     # a small vocabulary never gets fewer than 8 tiles from a large-vocabulary entry (if tiles allow)
@@ -35,6 +36,20 @@ def test_table_lookup(monkeypatch):
     assert topk_config(dev, 80000, 1).block == 8192                            # nearer 151936: 10 tiles
     use_table(monkeypatch, TABLE[2:])
     assert topk_config(dev, 20000, 1).block == 2048
+
+
+def test_refill_risk_refuses_configurations_that_saturate_tiles(monkeypatch):
+    """refill_risk is the expected share of rows whose stage 2 re-reads a tile (a Poisson tail): run 18
+    timed block 4096 / emit 8 at V = 151936 at 10.7 us on one input and 18.9 on fresh ones, with about
+    a third of the rows refilled. The lookup doubles such an entry's emit until the risk is <= 1e-3."""
+    from sonicsampler.tuning.topk_config import MAX_REFILL_RISK, refill_risk
+    assert 0.2 < refill_risk(151936, 4096, 8) < 0.5
+    assert refill_risk(151936, 4096, 16) < 1e-5 < refill_risk(151936, 2048, 8) < 1e-2
+    assert refill_risk(151936, 1024, 8) < MAX_REFILL_RISK
+    assert refill_risk(151936, 1024, 8, k=8) < refill_risk(151936, 1024, 8)   # fewer winners, less risk
+    use_table(monkeypatch, ({"max_vocab": 151936, "max_rows": 128, "block": 4096, "warps1": 4, "warps2": 8,
+                             "emit": 8, "strategy": "extract"},))
+    assert topk_config(torch.device("cpu"), 151936, 1).emit == 16
 
 
 def test_no_table_uses_the_heuristic():

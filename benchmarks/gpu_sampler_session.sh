@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -11,6 +11,13 @@ mkdir -p "$TRITON_CACHE_DIR"
 [ -f .triton_cache.tgz ] && tar -xzf .triton_cache.tgz -C "$TRITON_CACHE_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 case "$1" in
+  topk)     # runs 18-20 in one call: top-k exactness (fp16/fp32 shapes, table configurations), graph and
+            # recompiles after topk_warmup, stage-2 parts, top-k against its baselines at four vocabularies
+    CHECK_VOCABS=151936 CHECK_CONFIGS= CHECK_KS=1,128 timeout 150 python3 benchmarks/check_topk_gpu.py exact graph \
+        | grep -v "'what': 'env'"
+    timeout 70 python3 benchmarks/profile_stage1_parts.py --rows 1,32,128 --block 1024 --emit 8 --warps 8 --stage2-only
+    timeout 220 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
+        --vocab 32768,131072,151936,262144 --budget-ms 100 --out "$OUT/topk.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   kernels)  # a kernel change: exactness at production sizes (both stage-1 strategies), then A/B timings
     timeout 150 python3 benchmarks/check_topk_gpu.py exact
     timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
@@ -54,6 +61,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

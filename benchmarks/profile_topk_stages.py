@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 import torch
 import triton.testing
 
-from sonicsampler.topk import _launches
 from benchmarks.configs import parse_configs
+from sonicsampler.topk import _launches
 from sonicsampler.tuning import topk_config
 
 

@@ -12,9 +12,8 @@ as a JSON line next to the table, so the choice can be audited.
 import argparse
 import json
 import os
-import time
-
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/<this>.py` from anywhere

@@ -5,6 +5,6 @@ from .params import SamplingParams
 from .sampler import Sampler, sample
 from .topk import topk, topk_warmup
 
-__all__ = ["SamplingParams", "Sampler", "sample", "topk", "topk_warmup", "SampleOutput", "SparseDraftProbs", "VerifyOutput",
-           "InvalidParameterError", "SamplingInputError"]
+__all__ = ["SamplingParams", "Sampler", "sample", "topk", "topk_warmup", "SampleOutput", "SparseDraftProbs",
+           "VerifyOutput", "InvalidParameterError", "SamplingInputError"]
 __version__ = "0.1.0"

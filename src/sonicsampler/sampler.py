@@ -159,12 +159,11 @@ class Sampler:
         draft = None
         if return_draft_probs:   # each row's final distribution on its C candidates (stage 2 writes all)
             c = self.bound
+            complete8 = torch.empty((n, 1), dtype=torch.int8, device=dev)   # the kernel writes int8
             draft = SparseDraftProbs(torch.empty((n, 1, c), dtype=torch.int64, device=dev),
                                      torch.empty((n, 1, c), dtype=torch.float32, device=dev),
-                                     torch.empty((n, 1), dtype=torch.int8, device=dev))
+                                     complete8.view(torch.bool))
         if n == 0:
-            if draft is not None:
-                draft.complete = draft.complete.view(torch.bool)
             return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool),
                                 dropped, draft)
 
@@ -179,7 +178,7 @@ class Sampler:
                       sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
                      plan["const1"])
         # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
-        d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, draft.complete) if draft else (tokens, logprob, valid)
+        d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
         self._stage2((n,), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
@@ -189,8 +188,6 @@ class Sampler:
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
-        if draft is not None:
-            draft.complete = draft.complete.view(torch.bool)
         return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped, draft)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:

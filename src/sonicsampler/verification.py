@@ -129,8 +129,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     common = sampler.prologue_args(grammar_bitmask)
     stride = target_logits.stride(0)
     sample_stage1[(z * n,)](target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags, *common, t.seed,
-                          sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], z,
-                          drafts_ptr=drafts, rows_per_request=g, PENDING=True, **plan["const1"])
+                            sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], z,
+                            drafts_ptr=drafts, rows_per_request=g, PENDING=True, **plan["const1"])
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     verify_stage2[(bsz,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,

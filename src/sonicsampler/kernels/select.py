@@ -13,8 +13,8 @@ the lists follow each other in tile order. So the C best keys are found by value
 3. the C chosen keys are compacted (prefix count) through `scratch`, ranked against each other (one
    C x C comparison) and stored at their ranks.
 
-A few dozen barriers in all, where the bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md). Padding keys (0) rank last, so a
-row with fewer than C real keys comes out zero-padded.
+A few dozen barriers in all, where the bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md).
+Padding keys (0) rank last, so a row with fewer than C real keys comes out zero-padded.
 """
 import triton
 import triton.language as tl

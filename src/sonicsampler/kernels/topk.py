@@ -227,17 +227,23 @@ def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl
     sorted descending, at cand[slot]. STRATEGY: "bitonic" (filter, then sorting networks), "rank"
     (filter, then all-pairs ranks) or "extract" (E rounds of maxima). `slot` numbers the (row, tile)
     pair; scratch holds M keys per slot (the filters' compaction)."""
-    start = tile.to(tl.int64) * (2 ** BLOCK_LOG2)
-    out = cand_ptr + slot * (2 ** E_LOG2)
-    scratch = scratch_ptr + slot * (2 ** M_LOG2)
     if STRATEGY == "rank":
-        tile_topk_ranked(keys, scratch, out, start, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
+        tile_topk_ranked(keys, scratch_ptr + slot * (2 ** M_LOG2), cand_ptr + slot * (2 ** E_LOG2),
+                         tile.to(tl.int64) * (2 ** BLOCK_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
     else:
         if STRATEGY == "extract":
             top = tile_topk_extract(keys, BLOCK_LOG2, E_LOG2)
         else:
-            top = tile_topk(keys, scratch, BLOCK_LOG2, E_LOG2, M_LOG2, 1)
-        tl.store(out + tl.arange(0, 2 ** E_LOG2), tile_keys_to_row_keys(top, start, KEY64))
+            top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
+        store_tile_list(top, tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
+
+
+@triton.jit
+def store_tile_list(top, tile, slot, cand_ptr, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                    KEY64: tl.constexpr):
+    """A tile's sorted top E (tile keys) as row keys at cand[slot]."""
+    tl.store(cand_ptr + slot * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2),
+             tile_keys_to_row_keys(top, tile.to(tl.int64) * (2 ** BLOCK_LOG2), KEY64))
 
 
 @triton.jit
@@ -262,8 +268,7 @@ def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
         # NaN keys: above +inf's (positive NaN, then the tile's best) or below -inf's (negative NaN).
         has_nan = (tl.max(top) >> 16 > INF_KEY) | (tl.min(g) >> 16 < NEG_INF_KEY)
         tl.store(nan_ptr + slot, has_nan.to(tl.int32))
-        tl.store(cand_ptr + slot * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2),
-                 tile_keys_to_row_keys(top, tile.to(tl.int64) * (2 ** BLOCK_LOG2), KEY64))
+        store_tile_list(top, tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
     else:
         keys, n_nan = load_tile_keys(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2, KEY64)
         tl.store(nan_ptr + slot, n_nan)

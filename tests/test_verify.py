@@ -9,6 +9,11 @@ import dataclasses
 
 import pytest
 import torch
+import triton
+import triton.language as tl
+
+from sonicsampler import indicators
+from sonicsampler.kernels.verify import finish_request
 
 from sonicsampler import SamplingInputError, SamplingParams, reference, verification
 from sonicsampler.outputs import SparseDraftProbs, VerifyOutput
@@ -395,3 +400,73 @@ def test_verify_with_the_samplers_own_sparse_drafts():
         dp.token_ids.cpu(), dp.probs.cpu(), dp.complete.cpu()))
     check(out, ref, resolved, expect_exact=False)
     assert out.exact.tolist() == [True, True, False]
+
+
+@triton.jit
+def _walk_kernel(res_tok, res_bits, res_lp, n_draft, flags_ptr, counts, tokens, n_emit, n_acc, valid, logprob,
+                 exact, G, V, G_PAD: tl.constexpr):
+    b = tl.program_id(0).to(tl.int64)
+    finish_request(b, G, tl.load(n_draft + b).to(tl.int64), b, tl.load(flags_ptr + b), V, counts, res_tok, res_bits,
+                   res_lp, tokens, n_emit, n_acc, valid, logprob, exact, G_PAD)
+
+
+def test_chain_walk_over_row_results_in_any_state():
+    """finish_request, the last-arriving program's walk, against the sequential walk it replaced, on
+    random row results (valid, accepted, exact bits), ragged draft counts and inactive requests: the
+    rows' programs may finish in any order on a GPU, so the walk must depend on their results only."""
+    gen = torch.Generator().manual_seed(21)
+    bsz, gamma, v = 64, 4, 32
+    g = gamma + 1
+    tok = torch.randint(0, v, (bsz * g,), generator=gen)
+    bits_ = torch.randint(0, 8, (bsz * g,), generator=gen, dtype=torch.int32)
+    lp = -torch.rand(bsz * g, generator=gen)
+    n_draft = torch.randint(0, g, (bsz,), generator=gen)
+    flags = torch.where(torch.rand(bsz, generator=gen) < 0.9, indicators.ACTIVE, 0).to(torch.int32)
+    counts = torch.zeros(bsz * v, dtype=torch.int32)
+    outs = [torch.full((bsz, g), -7, dtype=torch.int64), torch.full((bsz,), -7, dtype=torch.int64),
+            torch.full((bsz,), -7, dtype=torch.int64), torch.full((bsz,), 7, dtype=torch.int8),
+            torch.full((bsz, g), float("inf")), torch.full((bsz,), 7, dtype=torch.int8)]
+    dev = [t.to(DEVICE) for t in (tok, bits_, lp, n_draft, flags, counts, *outs)]
+    _walk_kernel[(bsz,)](*dev, g, v, G_PAD=8)
+    tokens, n_emit, n_acc, valid, logprob, exact = (t.cpu() for t in dev[6:])
+    want_counts = torch.zeros(bsz * v, dtype=torch.int32)
+    for b in range(bsz):
+        exp_tok, exp_lp, ok, ex, acc = [-1] * g, [float("nan")] * g, flags[b] != 0, True, 0
+        for l in range(int(n_draft[b]) + 1):            # the sequential walk of the earlier kernel
+            r = int(bits_[b * g + l])
+            row_ok, accept, row_exact = bool(r & 1), bool(r & 2) and l < n_draft[b], bool(r & 4)
+            if row_ok:
+                exp_tok[l], exp_lp[l] = int(tok[b * g + l]), float(lp[b * g + l])
+            ok, ex = ok and row_ok, ex and (row_exact or not row_ok)
+            if not (row_ok and accept):
+                break
+            acc += 1
+        emitted = [t for t in exp_tok if t >= 0]
+        if flags[b] != 0:
+            for t in emitted:
+                want_counts[b * v + t] += 1
+        assert tokens[b].tolist() == exp_tok, b
+        assert torch.equal(logprob[b], torch.tensor(exp_lp)) or torch.allclose(
+            logprob[b], torch.tensor(exp_lp), equal_nan=True), b
+        assert (int(n_emit[b]), int(n_acc[b]), bool(valid[b]), bool(exact[b])) == (len(emitted), acc, bool(ok), ex), b
+    assert torch.equal(dev[5].cpu(), want_counts)
+
+
+def test_arrival_counters_return_to_zero():
+    """Each request's arrival counter is back at zero after a verification, so the next launch (or a
+    graph replay) on the same Sampler starts clean and still matches the reference."""
+    gen = torch.Generator().manual_seed(22)
+    gamma = 3
+    params = [SamplingParams(top_k=8, seed=5), SamplingParams(temperature=0.0), SamplingParams(temperature=0.7, top_k=12, seed=6)]
+    s, resolved = make_sampler(params)
+    for step in range(3):
+        logits = (2.0 * torch.randn(3 * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+        drafts = torch.randint(0, V, (3, gamma), generator=gen)
+        drafts[1] = logits.float().view(3, gamma + 1, V)[1, :gamma].argmax(-1)   # a greedy request accepting all
+        positions, counts = [10 * step, 3, 4], [3, 3 - step, 2]
+        out = s.verify(logits.to(DEVICE), drafts, [0, 1, 2], positions, num_draft_tokens=counts)
+        ref = reference.verify(logits, drafts, resolved, positions=positions, num_draft_tokens=counts)
+        check(VerifyOutput(*(None if t is None else t.cpu() for t in dataclasses.astuple(out))), ref, resolved)
+        assert int(out.num_accepted[1]) == 3 - step
+        arrived = s._scratch.get("verify_arrived", 3, torch.int32, torch.device(DEVICE))
+        assert arrived.tolist() == [0, 0, 0]

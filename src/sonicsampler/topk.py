@@ -34,13 +34,14 @@ class _Scratch:
         self._bufs: dict[tuple, torch.Tensor] = {}
         self._retired: list[torch.Tensor] = []
 
-    def get(self, name: str, numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    def get(self, name: str, numel: int, dtype: torch.dtype, device: torch.device, zeroed: bool = False) -> torch.Tensor:
+        """zeroed: a new buffer starts at zero (counters that the kernels return to zero after use)."""
         key = (name, dtype, device)
         buf = self._bufs.get(key)
         if buf is None or buf.numel() < numel:
             if buf is not None:
                 self._retired.append(buf)
-            buf = torch.empty(max(numel, 1), dtype=dtype, device=device)
+            buf = (torch.zeros if zeroed else torch.empty)(max(numel, 1), dtype=dtype, device=device)
             self._bufs[key] = buf
         return buf[:numel]
 

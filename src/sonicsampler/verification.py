@@ -2,9 +2,9 @@
 
 Stage 1 is the sampler's stage 1 over all B·(γ+1) target rows (per-row slots and positions expanded
 from the requests', draft tokens as pending output for the penalties); stage 2 is one program per
-request (kernels/verify.py). No host synchronization and no data-dependent allocation: with slots,
-positions, draft ids and draft counts given as device tensors the call is CUDA-graph capturable.
-Given as host lists or CPU tensors they are validated first, like `Sampler.sample`'s.
+target row, and the last row of each request to finish assembles the request (kernels/verify.py).
+No host synchronization and no data-dependent allocation: with slots, positions, draft ids and draft
+counts given as device tensors the call is CUDA-graph capturable. Given as host lists or CPU tensors they are validated first, like `Sampler.sample`'s.
 """
 from __future__ import annotations
 
@@ -133,11 +133,17 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                             drafts_ptr=drafts, rows_per_request=g, PENDING=True, **plan["const1"])
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
-    verify_stage2[(bsz,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
+    # Stage 2's per-row results and one arrival counter per request (kernels/verify.py): the counters
+    # start at zero and the last row of each request returns its counter to zero.
+    res_tok = sampler._scratch.get("verify_tok", n, torch.int64, dev)
+    res_bits = sampler._scratch.get("verify_bits", n, torch.int32, dev)
+    res_lp = sampler._scratch.get("verify_lp", n, torch.float32, dev)
+    arrived = sampler._scratch.get("verify_arrived", bsz, torch.int32, dev, zeroed=True)
+    verify_stage2[(n,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                           t.top_k, t.top_p, t.log_min_p, t.seed,
                           drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
                           sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
-                          tokens, n_emit, n_acc, valid, logprob, exact,
+                          res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact,
                           G_PAD=_pow2_at_least(g), DRAFT=kind, **plan["rows2"])
     exact_b = exact.view(torch.bool)
     if isinstance(draft_probs, SparseDraftProbs) and draft_probs.complete is not None and gamma > 0:

@@ -1,20 +1,27 @@
-"""Speculative chain verification (SEMANTICS.md section 5), stage 2: one program per request.
+"""Speculative chain verification (SEMANTICS.md section 5), stage 2: one program per target row, the
+request assembled by the last of its rows to finish.
 
 Stage 1 is the sampler's own (kernels/sample.py, `sample_stage1` with PENDING): it runs over all
 B·(γ+1) target rows at once, each row with its request's slot and its own position (row l of a
 request generates position positions[b] + l), and the l-th row's penalties also count the request's
 first l draft tokens (they are the output so far if row l is reached).
 
-Stage 2 walks a request's rows in order. For row l it rebuilds the target's truncated distribution
-p_l over the row's candidates (the sampler's own stage-2 rules, `sample.row_distribution`),
-then:
-- greedy request: accept d_l while it is the argmax, else emit the argmax and stop;
-- stochastic request: accept d_l iff u·q_l(d_l) <= p_l(d_l), u from the acceptance stream; at the
-  first rejection draw from normalize(max(0, p_l - q_l)) (Gumbel-max on the residual stream; from p_l
-  itself where the residual is empty) and stop;
-- at row n_b (all drafts accepted) draw the bonus token from p_l (the sampling stream).
-Emitted tokens are counted into the slot's output counts once the walk ends (not as it goes: later
-rows already count the drafts as pending tokens).
+Stage 2 runs one program per target row. Row l's distribution p_l is conditioned on drafts 0..l-1
+having been accepted, and its random numbers are keyed by its own position, so every row can decide
+on its own what it would do if the walk reached it (`verify_row`): it rebuilds the target's truncated
+distribution over the row's candidates (the sampler's own stage-2 rules, `sample.row_distribution`),
+then
+- greedy request: accept d_l iff it is the argmax, else the argmax is the row's token;
+- stochastic request: accept d_l iff u·q_l(d_l) <= p_l(d_l), u from the acceptance stream; if not,
+  the row's token is a draw from normalize(max(0, p_l - q_l)) (Gumbel-max on the residual stream;
+  from p_l itself where the residual is empty);
+- row n_b (all drafts accepted): the bonus token, drawn from p_l (the sampling stream).
+Each row writes (token, accepted, valid, exact, log-probability) to scratch and counts itself in by
+an atomic. The last row of a request to arrive walks the γ+1 results in order (accept while valid and
+accepted; stop at the first row that is not), writes the request's outputs, counts the emitted tokens
+into the slot's output counts and resets the arrival counter for the next launch. No program waits
+for another, so no schedule can deadlock, and the request's latency is one row's, not γ+1 rows' in
+turn (the earlier walk by one program per request cost ~4 rows' time at γ = 3, run 21).
 
 Untruncated stochastic rows (no top-k/top-p/min-p) are exact, as in the sampler: p_l(d) uses the
 full-vocabulary normalizer, the bonus token is stage 1's full-vocabulary Gumbel-max, and a residual
@@ -26,7 +33,7 @@ where u·q(d) lies within float rounding of p(d), or where two residual scores a
 
 Registers: at a stage-1 tile of 2**13 and 8 warps the sm_90 compile spills about 200 bytes per thread
 (the sampler's stage 2 spills none); the residual pass walks 2**11-token sub-tiles, which took most of
-an earlier 500 bytes away. Performance on a GPU has not been measured yet.
+an earlier 500 bytes away.
 """
 import triton
 import triton.language as tl
@@ -145,6 +152,125 @@ def residual_full_vocab(logits_ptr, stride_row, V, row, slot, flags,
     return tl.where(mass > 0, tok_r, tok_p)
 
 
+# Bits of a row's result word in scratch (verify_row -> finish_request).
+ROW_OK = tl.constexpr(1)
+ROW_ACCEPT = tl.constexpr(2)
+ROW_EXACT = tl.constexpr(4)
+
+
+@triton.jit
+def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
+               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+               top_k_ptr, top_p_ptr, log_min_p_ptr,
+               pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+               G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+               KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+               NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+    """What target row l of request b does if the walk reaches it (module docstring). Returns its
+    token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*)
+    and the token's log-probability (NaN if not asked)."""
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    row = b * G + l
+    lane = tl.arange(0, C)
+    zeros2 = tl.zeros([2], tl.int32)
+    idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, _thr, _rv = row_distribution(
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
+        pend, l, True)
+    bonus = l == n_b
+    d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
+    d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted
+    d_safe = tl.where(d_ok, d, 0)
+    first = _at(idx, lane, 0)
+    tok = first
+    accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
+    if row_ok & ((flags & GREEDY) == 0):
+        if bonus:
+            if untruncated:
+                # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
+                tok = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+            else:
+                score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
+                _s, tok = argmax_lowest(score, idx, V)
+        else:
+            if untruncated:
+                _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
+                                           mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                           pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                           pend, l, HAS_MASK, MAX_BIAS)
+                in_p = d_ok & (x_d > NEG_INF)
+                p_d = tl.where(in_p, tl.exp(x_d - log_final), 0.0)
+            else:
+                match = keep & (idx == d)
+                in_p = tl.sum(match.to(tl.int32)) > 0
+                p_d = tl.sum(tl.where(match, tl.exp(x - log_final), 0.0))
+            q_d = tl.max(draft_q(d_safe + zeros2, zeros2 == 0, d_safe, q_row, q_ids_row, K, 0, V, DRAFT))
+            u = tl.max(philox_uniform(seed, pos, STREAM_ACCEPT, zeros2))
+            accept = in_p & (u * q_d <= p_d)
+            tok = d_safe
+            if ~accept:
+                if untruncated:
+                    tok = residual_full_vocab(
+                        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
+                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                        bias_count_ptr, temp_ptr, pend, l, log_final, seed, pos, d, q_row, q_ids_row, K, Z,
+                        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT)
+                else:
+                    q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
+                    s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
+                                                     gumbel_noise(seed, pos, STREAM_RESIDUAL, idx))
+                    _b, tok_r = argmax_lowest(s_r, idx, V)
+                    _b, tok_p = argmax_lowest(s_p, idx, V)
+                    tok = tl.where(mass > 0, tok_r, tok_p)
+    lp = tl.full((), float("nan"), tl.float32)
+    if (flags & LOGPROBS) != 0:
+        raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
+                                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                  pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                  pend, l, HAS_MASK, MAX_BIAS)
+        if (flags & LOGPROBS_PROCESSED) != 0:
+            lp = x_t - log_final
+        else:
+            lp = raw_t - _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
+    res = (row_ok.to(tl.int32) * ROW_OK + accept.to(tl.int32) * ROW_ACCEPT
+           + row_exact.to(tl.int32) * ROW_EXACT)
+    return tok, res, lp
+
+
+@triton.jit
+def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
+                   tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD: tl.constexpr):
+    """The chain walk over request b's row results (rows 0..n_b): accept while a row is valid and
+    accepted its draft, stop at the first that is not; emit the rows up to there (the stopping row
+    only if valid); count the emitted tokens into the slot. The loads are volatile: other programs
+    wrote these words, and this program must not see a stale cached copy."""
+    g_lane = tl.arange(0, G_PAD)
+    reached = g_lane <= n_b
+    tok = tl.load(res_tok_ptr + b * G + g_lane, mask=reached, other=-1, volatile=True)
+    res = tl.load(res_bits_ptr + b * G + g_lane, mask=reached, other=0, volatile=True)
+    lp = tl.load(res_lp_ptr + b * G + g_lane, mask=reached, other=float("nan"), volatile=True)
+    row_ok = (res & ROW_OK) != 0
+    go_on = row_ok & ((res & ROW_ACCEPT) != 0) & (g_lane < n_b)
+    stop = tl.min(tl.where(reached & ~go_on, g_lane, G_PAD))   # row n_b (the bonus) always stops
+    stop_ok = tl.sum((row_ok & (g_lane == stop)).to(tl.int32))
+    emitted = (g_lane < stop) | ((g_lane == stop) & row_ok)
+    row_exact = ((res & ROW_EXACT) != 0) | ~row_ok
+    n_emit = (stop + stop_ok).to(tl.int64)
+    active = (flags & ACTIVE) != 0
+    if active:
+        tl.atomic_add(counts_ptr + slot * V + tok, 1, mask=emitted)
+    tl.store(tokens_ptr + b * G + g_lane, tl.where(emitted, tok, -1), mask=g_lane < G)
+    tl.store(logprob_ptr + b * G + g_lane, tl.where(emitted, lp, float("nan")), mask=g_lane < G)
+    tl.store(n_emit_ptr + b, n_emit)
+    tl.store(n_acc_ptr + b, stop.to(tl.int64))
+    tl.store(valid_ptr + b, (active & (stop_ok > 0)).to(tl.int8))
+    tl.store(exact_ptr + b, (tl.sum((row_exact | (g_lane > stop)).to(tl.int32)) == G_PAD).to(tl.int8))
+
+
 @triton.jit
 def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
@@ -152,115 +278,37 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr,
                   drafts_ptr, gamma, n_draft_ptr, q_ptr, q_stride_b, q_stride_l, q_ids_ptr, qi_stride_b, qi_stride_l, K,
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                  res_tok_ptr, res_bits_ptr, res_lp_ptr, arrived_ptr,
                   tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr,
                   G_PAD: tl.constexpr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
-    C: tl.constexpr = 2 ** C_LOG2
-    NEG_INF: tl.constexpr = float("-inf")
-    b = tl.program_id(0).to(tl.int64)
-    slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
+    # One program per target row (module docstring); arrived_ptr holds one zeroed counter per request.
+    row = tl.program_id(0).to(tl.int64)
     G = gamma + 1
-    seed = tl.load(seed_ptr + slot)
-    pos0 = tl.load(req_pos_ptr + b)
+    b = row // G
+    l = row - b * G
+    slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
     # A device tensor of draft counts is not checked on the host: clamp it into 0..γ.
     n_b = tl.minimum(tl.maximum(tl.load(n_draft_ptr + b).to(tl.int64), 0), gamma)
-    pend = drafts_ptr + b * gamma
-    greedy = (flags & GREEDY) != 0
-    lane = tl.arange(0, C)
-    g_lane = tl.arange(0, G_PAD)
-    zeros2 = tl.zeros([2], tl.int32)
-
-    # Emitted tokens and their log-probabilities stay in registers and are stored once at the end.
-    out_tok = tl.full([G_PAD], -1, tl.int64)
-    out_lp = tl.full([G_PAD], float("nan"), tl.float32)
-    n_emit = n_b * 0
-    n_acc = n_b * 0
-    ok = (flags & ACTIVE) != 0
-    exact = ok | ~ok
-    l = n_b * 0
-    stop = n_b + 1
-    while l < stop:
-        row = b * G + l
-        pos = pos0 + l
-        idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, _thr, _rv = row_distribution(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+    if l <= n_b:                            # rows past a ragged request's drafts only check in
+        tok, res, lp = verify_row(
+            logits_ptr, stride_row, V, b, l, n_b, slot, flags, tl.load(seed_ptr + slot), tl.load(req_pos_ptr + b) + l,
+            mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
-            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-            pend, l, True)
-        bonus = l == n_b
-        d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
-        d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted
-        d_safe = tl.where(d_ok, d, 0)
-        first = _at(idx, lane, 0)
-        tok = first
-        accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
-        if row_ok & ~greedy:
-            if bonus:
-                if untruncated:
-                    # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
-                    tok = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-                else:
-                    score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
-                    _s, tok = argmax_lowest(score, idx, V)
-            else:
-                q_row = q_ptr + b * q_stride_b + l * q_stride_l
-                q_ids_row = q_ids_ptr + b * qi_stride_b + l * qi_stride_l
-                if untruncated:
-                    _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
-                                               mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                                               pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                               pend, l, HAS_MASK, MAX_BIAS)
-                    in_p = d_ok & (x_d > NEG_INF)
-                    p_d = tl.where(in_p, tl.exp(x_d - log_final), 0.0)
-                else:
-                    match = keep & (idx == d)
-                    in_p = tl.sum(match.to(tl.int32)) > 0
-                    p_d = tl.sum(tl.where(match, tl.exp(x - log_final), 0.0))
-                q_d = tl.max(draft_q(d_safe + zeros2, zeros2 == 0, d_safe, q_row, q_ids_row, K, 0, V, DRAFT))
-                u = tl.max(philox_uniform(seed, pos, STREAM_ACCEPT, zeros2))
-                accept = in_p & (u * q_d <= p_d)
-                tok = d_safe
-                if ~accept:
-                    if untruncated:
-                        tok = residual_full_vocab(
-                            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
-                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                            bias_count_ptr, temp_ptr, pend, l, log_final, seed, pos, d, q_row, q_ids_row, K, Z,
-                            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT)
-                    else:
-                        q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
-                        s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
-                                                         gumbel_noise(seed, pos, STREAM_RESIDUAL, idx))
-                        _b, tok_r = argmax_lowest(s_r, idx, V)
-                        _b, tok_p = argmax_lowest(s_p, idx, V)
-                        tok = tl.where(mass > 0, tok_r, tok_p)
-        if (flags & LOGPROBS) != 0:
-            raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
-                                      mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                                      pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                      pend, l, HAS_MASK, MAX_BIAS)
-            if (flags & LOGPROBS_PROCESSED) != 0:
-                lp = x_t - log_final
-            else:
-                lp = raw_t - _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
-            out_lp = tl.where(g_lane == l, tl.where(row_ok, lp, out_lp), out_lp)
-        out_tok = tl.where(g_lane == l, tl.where(row_ok, tok, out_tok), out_tok)
-        n_emit += row_ok.to(tl.int64)
-        go_on = row_ok & accept & ~bonus
-        n_acc += go_on.to(tl.int64)
-        ok = ok & row_ok
-        exact = exact & (row_exact | ~row_ok)
-        stop = tl.where(go_on, stop, l + 1)
-        l += 1
-
-    if (flags & ACTIVE) != 0:
-        tl.atomic_add(counts_ptr + slot * V + out_tok, 1, mask=g_lane < n_emit)
-    tl.store(tokens_ptr + b * G + g_lane, out_tok, mask=g_lane < G)
-    tl.store(logprob_ptr + b * G + g_lane, out_lp, mask=g_lane < G)
-    tl.store(n_emit_ptr + b, n_emit)
-    tl.store(n_acc_ptr + b, n_acc)
-    tl.store(valid_ptr + b, ok.to(tl.int8))
-    tl.store(exact_ptr + b, exact.to(tl.int8))
+            top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
+            q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
+            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, G,
+            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
+            EXACT_UNTRUNCATED)
+        tl.store(res_tok_ptr + row, tok)
+        tl.store(res_bits_ptr + row, res)
+        tl.store(res_lp_ptr + row, lp)
+    # Every thread's stores above happen before the release below (the barrier orders them within the
+    # program, the acq_rel atomic publishes them to the program that arrives last).
+    tl.debug_barrier()
+    if tl.atomic_add(arrived_ptr + b, 1, sem="acq_rel") == G - 1:
+        tl.store(arrived_ptr + b, 0)        # every row of b has arrived: ready for the next launch
+        finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
+                       tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD)

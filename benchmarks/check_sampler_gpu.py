@@ -2,6 +2,9 @@
 token-for-token equality with reference.sample on exact rows (the equality rate and that every mismatch
 is a near-tie of perturbed scores), the exact flag against the reference's support size, CUDA-graph
 capture and replay with new logits and positions equal to eager, and no recompilation over batch sizes.
+Part `verify`: Sampler.verify against reference.verify at production sizes (dense drafts, mixed
+requests) and its graph replay against eager (its stage 2 counts rows in per request with atomic
+counters that must be back at zero for the next replay).
 """
 import os
 import sys
@@ -86,6 +89,60 @@ def check_graph(v=151936, n=32):
          after=compiled_variants(sample_stage1, sample_stage2))
 
 
+def _verify_inputs(bsz, gamma, v, gen):
+    """Target logits (bf16, on the GPU), a dense draft q resembling the target, and drafts drawn from q."""
+    logits = (3 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
+    rows = logits.float().view(bsz, gamma + 1, v)[:, :gamma]
+    q = torch.softmax(rows + torch.randn(rows.shape, generator=gen), dim=-1)
+    drafts = torch.multinomial(q.reshape(-1, v), 1, generator=gen).view(bsz, gamma)
+    return logits, q, drafts
+
+
+def check_verify(v, bsz, gamma=3):
+    gen = torch.Generator().manual_seed(v + bsz + gamma)
+    params = mixed_params(bsz, gen)
+    s = Sampler(v, bsz, "cuda")
+    for i, p in enumerate(params):
+        s.add_request(i, p, prompt_token_ids=[1, 2, 3])
+    logits, q, drafts = _verify_inputs(bsz, gamma, v, gen)
+    positions = list(range(11, 11 + bsz))
+    out = s.verify(logits.cuda(), drafts, list(range(bsz)), positions, draft_probs=q.cuda())
+    ref = reference.verify(logits, drafts, params, positions=positions, draft_probs=q,
+                           prompt_token_ids=[[1, 2, 3]] * bsz)
+    exact = out.exact.cpu()
+    same = (out.tokens.cpu() == ref.tokens).all(dim=1) & (out.num_accepted.cpu() == ref.num_accepted)
+    emit(what="verify_tokens", V=v, requests=bsz, gamma=gamma, exact_requests=int(exact.sum()),
+         equal=int((same & exact).sum()), mismatches=int((exact & ~same).sum()),
+         accepted=int(out.num_accepted.sum()), valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)))
+
+
+def check_verify_graph(v=151936, bsz=16, gamma=3):
+    gen = torch.Generator().manual_seed(5)
+    s = Sampler(v, bsz, "cuda")
+    for i in range(bsz):
+        s.add_request(i, SamplingParams(temperature=0.0) if i % 4 == 0 else
+                      SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+    slots = torch.arange(bsz, device="cuda")
+    pos = torch.zeros(bsz, dtype=torch.int64, device="cuda")
+    logits, q, drafts = (t.cuda() for t in _verify_inputs(bsz, gamma, v, gen))
+    s.verify(logits, drafts, slots, pos, draft_probs=q)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = s.verify(logits, drafts, slots, pos, draft_probs=q)
+    ok, accepted = True, 0
+    for step in range(4):
+        for buf, new in zip((logits, q, drafts), _verify_inputs(bsz, gamma, v, gen)):
+            buf.copy_(new)
+        pos.fill_(step + 1)
+        g.replay()
+        eager = s.verify(logits, drafts, slots, pos, draft_probs=q)
+        ok &= all(torch.equal(a, b) for a, b in ((out.tokens, eager.tokens), (out.num_emitted, eager.num_emitted),
+                                                 (out.num_accepted, eager.num_accepted)))
+        accepted += int(eager.num_accepted.sum())
+    emit(what="verify_graph_replay_equals_eager", ok=bool(ok), replays=4, accepted=accepted)
+
+
 if __name__ == "__main__":
     parts = sys.argv[1:] or ["tokens", "graph"]   # e.g. `check_sampler_gpu.py graph`
     log.emit_env()
@@ -95,3 +152,7 @@ if __name__ == "__main__":
                 check_tokens(v, n, strategy)
     if "graph" in parts:
         check_graph()
+    if "verify" in parts:
+        for v, bsz, gamma in ((32000, 16, 3), (151936, 8, 3), (151936, 4, 7), (262144, 3, 1)):
+            check_verify(v, bsz, gamma)
+        check_verify_graph()

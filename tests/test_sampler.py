@@ -334,7 +334,7 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     table_mod._nearest.cache_clear()
     s = Sampler(V, 4, "cpu", bound=BOUND)
     s.add_request(0, SamplingParams(logprobs=3, seed=1))
-    assert s.warmup(70) == 4      # three buckets, and beyond the table (65..70) the fallback
+    assert s.warmup(70) == 3      # three buckets; beyond the table (65..70) its last (64 rows) applies
     prepared = {_variant(p) for p in s._plans.values()}
     for n in range(1, 71):
         assert _variant(s._plan(n, torch.bfloat16, False, 3, False)) in prepared, n

@@ -58,9 +58,18 @@ def test_no_table_uses_the_heuristic():
     assert cfg.block & (cfg.block - 1) == 0 and 8 <= -(-151936 // cfg.block) <= 64
 
 
-def test_sampler_table_is_not_extrapolated_past_its_rows(monkeypatch):
+def test_sampler_table_is_extrapolated_only_from_a_large_batch(monkeypatch):
+    """Past the table's rows the last entry applies if it was measured at >= 32 rows (run 26: 512
+    verification rows on the fallback took 10x the time of 128 rows on the table's entry); a table
+    of small batches only is not stretched to large ones."""
     use_table(monkeypatch, ({"max_vocab": 151936, "max_rows": 1, "block": 4096, "emit": 16, "warps1": 4, "warps2": 8},))
     dev = torch.device("cpu")
     assert sample_config(dev, 151936, 1) == SampleConfig(4096, 16, 4, 8)
     assert sample_config(dev, 151936, 2) == SampleConfig(topk_config(dev, 151936, 2).block, 32, 8, 8)
+    table_mod._nearest.cache_clear()
+    use_table(monkeypatch, ({"max_vocab": 151936, "max_rows": 1, "block": 4096, "emit": 16, "warps1": 8, "warps2": 8},
+                            {"max_vocab": 151936, "max_rows": 128, "block": 1024, "emit": 8, "warps1": 1, "warps2": 8,
+                             "strategy": "extract"}))
+    assert sample_config(dev, 151936, 512) == SampleConfig(1024, 8, 1, 8, "extract")
+    assert sample_config(dev, 151936, 100_000) == SampleConfig(1024, 8, 1, 8, "extract")
     table_mod._nearest.cache_clear()

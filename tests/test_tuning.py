@@ -72,4 +72,7 @@ def test_sampler_table_is_extrapolated_only_from_a_large_batch(monkeypatch):
                              "strategy": "extract"}))
     assert sample_config(dev, 151936, 512) == SampleConfig(1024, 8, 1, 8, "extract")
     assert sample_config(dev, 151936, 100_000) == SampleConfig(1024, 8, 1, 8, "extract")
+    # At a smaller vocabulary the same tile holds more of the top 128: emit doubles until refills are
+    # rare (32 tiles of 1024 at V = 32768 hold 4 of them on average; more than 8 in half the rows).
+    assert sample_config(dev, 32768, 128) == SampleConfig(1024, 16, 1, 8, "extract")
     table_mod._nearest.cache_clear()

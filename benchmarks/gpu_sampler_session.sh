@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -32,6 +32,13 @@ case "$1" in
         --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler --budget-ms 100 --out "$OUT/sample.csv" 2>&1 \
         | grep -v "^ \|Warning\|warn"
     timeout 480 python3 benchmarks/run.py --case verify --vocab "$2" --gamma 1,3,5,7 \
+        --impl torch,flashinfer,flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn" ;;
+  compare2) # run 30: the sampler against its baselines at V = 151936 (the table's new 1-row point), verification
+            # at V = 32768 after the refill-safe emit
+    timeout 290 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
+        --vocab 151936 --budget-ms 80 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 250 python3 benchmarks/run.py --case verify --vocab 32768 --gamma 1,3 \
         --impl torch,flashinfer,flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 \
         | grep -v "^ \|Warning\|warn" ;;
   kernels)  # a kernel change: exactness at production sizes (both stage-1 strategies), then A/B timings
@@ -77,6 +84,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -4,7 +4,8 @@ Stage 1 is the sampler's stage 1 over all B·(γ+1) target rows (per-row slots a
 from the requests', draft tokens as pending output for the penalties); stage 2 is one program per
 target row, and the last row of each request to finish assembles the request (kernels/verify.py).
 No host synchronization and no data-dependent allocation: with slots, positions, draft ids and draft
-counts given as device tensors the call is CUDA-graph capturable. Given as host lists or CPU tensors they are validated first, like `Sampler.sample`'s.
+counts given as device tensors the call is CUDA-graph capturable. Given as host lists or CPU tensors
+they are validated first, like `Sampler.sample`'s.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from .table import nearest_entry
-from .topk_config import _safe_emit, topk_config
+from .topk_config import fit_entry, topk_config
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,8 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     e = nearest_entry("sample", device, vocab, rows)
     if e is None or (rows > e["max_rows"] and e["max_rows"] < EXTRAPOLATE_FROM_ROWS):
         return SampleConfig(topk_config(device, vocab, rows).block)
-    block = e["block"]
-    while block > 1024 and -(-vocab // block) < 8:   # as for top-k: keep >= 8 tiles (see topk_config)
-        block //= 2
-    # The emitted count grows where stage 2's refill would otherwise be likely (as for top-k): the
-    # V = 151936 entries (emit 8 at block 1024) applied to V = 32768 refilled about half the rows, and
-    # verification there took 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
-    emit = _safe_emit(vocab, block, e.get("emit", 32))
+    # Fitted to the vocabulary as for top-k. Without the emit guard the V = 151936 entries (emit 8 at
+    # block 1024) applied to V = 32768 refilled about half the rows, and verification there took
+    # 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
+    block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
     return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"))

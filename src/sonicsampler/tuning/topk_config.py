@@ -63,10 +63,15 @@ def refill_risk(vocab: int, block: int, emit: int, k: int = 128) -> float:
     return -(-vocab // block) * tail
 
 
-def _safe_emit(vocab: int, block: int, emit: int) -> int:
+def fit_entry(vocab: int, block: int, emit: int) -> tuple[int, int]:
+    """A table entry's (block, emit) fitted to a vocabulary it may not have been measured at: the tile
+    shrinks while the vocabulary would have fewer than 8 tiles, and emit doubles while stage 2's refill
+    would be likely at k = 128 (refill_risk). The top-k's and the sampler's lookups share it."""
+    while block > 1024 and -(-vocab // block) < 8:
+        block //= 2
     while emit < 128 and refill_risk(vocab, block, emit) > MAX_REFILL_RISK:
         emit *= 2
-    return emit
+    return block, emit
 
 
 def _heuristic(vocab: int, rows: int) -> TopKConfig:
@@ -88,8 +93,5 @@ def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     e = nearest_entry("topk", device, vocab, rows)
     if e is None:
         return _heuristic(vocab, rows)
-    block = e["block"]
-    while block > 1024 and -(-vocab // block) < 8:
-        block //= 2
-    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4),
-                      _safe_emit(vocab, block, e.get("emit", 32)), e.get("strategy", "bitonic"))
+    block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
+    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), emit, e.get("strategy", "bitonic"))

@@ -4,7 +4,8 @@ is a near-tie of perturbed scores), the exact flag against the reference's suppo
 capture and replay with new logits and positions equal to eager, and no recompilation over batch sizes.
 Part `verify`: Sampler.verify against reference.verify at production sizes (dense drafts, mixed
 requests) and its graph replay against eager (its stage 2 counts rows in per request with atomic
-counters that must be back at zero for the next replay).
+counters that must be back at zero for the next replay). Part `verify_long`: target sets far beyond
+the bound, through the exact passes over the row.
 """
 import os
 import sys
@@ -109,11 +110,51 @@ def check_verify(v, bsz, gamma=3):
     out = s.verify(logits.cuda(), drafts, list(range(bsz)), positions, draft_probs=q.cuda())
     ref = reference.verify(logits, drafts, params, positions=positions, draft_probs=q,
                            prompt_token_ids=[[1, 2, 3]] * bsz)
+    _emit_verify("verify_tokens", out, ref, v, bsz, gamma)
+
+
+def _emit_verify(what, out, ref, v, bsz, gamma, **extra):
+    """Exact requests against the reference: tokens, accepted counts and top-n ids, request for request."""
     exact = out.exact.cpu()
     same = (out.tokens.cpu() == ref.tokens).all(dim=1) & (out.num_accepted.cpu() == ref.num_accepted)
-    emit(what="verify_tokens", V=v, requests=bsz, gamma=gamma, exact_requests=int(exact.sum()),
+    top_same = (out.top_token_ids.cpu() == ref.top_token_ids).flatten(1).all(dim=1)
+    emit(what=what, V=v, requests=bsz, gamma=gamma, exact_requests=int(exact.sum()),
          equal=int((same & exact).sum()), mismatches=int((exact & ~same).sum()),
-         accepted=int(out.num_accepted.sum()), valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)))
+         top_ids_equal=int((top_same & exact).sum()), accepted=int(out.num_accepted.sum()),
+         valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)), **extra)
+
+
+def check_verify_long(v=151936, bsz=4, gamma=3):
+    """Requests whose target sets lie far beyond the bound (flat rows: nuclei, top-k 500, min-p alone
+    of thousands of tokens) take the exact passes over the row: the reference's tokens and top-n,
+    flagged exact. Times one eager call too (CUDA events, mean of 5 after a warm call)."""
+    gen = torch.Generator().manual_seed(v + 17)
+    sets = [dict(top_p=0.9), dict(top_k=500), dict(min_p=0.2), dict(top_p=0.8, min_p=0.05)]
+    params = [SamplingParams(temperature=1.0, seed=50 + b, logprobs=5, logprobs_mode=("processed", "raw")[b % 2],
+                             **sets[b % 4]) for b in range(bsz)]
+    s = Sampler(v, bsz, "cuda")
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    logits = (0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen))
+    logits.view(bsz, gamma + 1, v)[:2, :, 7] += 9.0             # requests 0, 1: a likely token, drafted below
+    logits = logits.to(torch.bfloat16)
+    rows = logits.float().view(bsz, gamma + 1, v)[:, :gamma]
+    q = torch.softmax(rows + torch.randn(rows.shape, generator=gen), dim=-1)
+    drafts = torch.multinomial(q.reshape(-1, v), 1, generator=gen).view(bsz, gamma)
+    drafts[:2] = 7
+    positions = list(range(3, 3 + bsz))
+    args = (logits.cuda(), drafts, list(range(bsz)), positions)
+    out = s.verify(*args, draft_probs=q.cuda())
+    ref = reference.verify(logits, drafts, params, positions=positions, draft_probs=q)
+    sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], params)]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        s.verify(*args, draft_probs=q.cuda())
+    end.record()
+    torch.cuda.synchronize()
+    _emit_verify("verify_long_sets", out, ref, v, bsz, gamma, first_row_set_sizes=sizes,
+                 eager_ms=round(start.elapsed_time(end) / 5, 3))
 
 
 def check_verify_graph(v=151936, bsz=16, gamma=3):
@@ -156,3 +197,6 @@ if __name__ == "__main__":
         for v, bsz, gamma in ((32000, 16, 3), (151936, 8, 3), (151936, 4, 7), (262144, 3, 1)):
             check_verify(v, bsz, gamma)
         check_verify_graph()
+    if "verify_long" in parts:
+        check_verify_long(151936, 4, 3)
+        check_verify_long(32000, 8, 1)

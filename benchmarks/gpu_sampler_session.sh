@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -34,6 +34,21 @@ case "$1" in
     timeout 480 python3 benchmarks/run.py --case verify --vocab "$2" --gamma 1,3,5,7 \
         --impl torch,flashinfer,flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 \
         | grep -v "^ \|Warning\|warn" ;;
+  longsets) # run 33: verification exact beyond the bound and its top-n log-probabilities: production-size
+            # checks (mixed and long-set requests), the statistical tests at 1e5 draws, the γ = 3 line again
+    timeout 230 python3 benchmarks/check_sampler_gpu.py verify verify_long 2>&1 | grep -v "'what': 'env'"
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py tests/test_verify.py \
+        -k "draws_of_the_exact or distributed_as_the_target" 2>&1 | tail -6
+    timeout 130 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn" ;;
+  longsets2) # run 34: the sampler after the shared long-set passes and log-probabilities: against its
+             # baselines, the mixes (long nucleus, min-p alone beyond the bound, logprobs), graph and compiles
+    timeout 200 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --rows 1,32,128 \
+        --vocab 151936 --budget-ms 80 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 240 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
+        --mix top_p,standard_logprobs,long_nucleus_1_in_16
+    timeout 130 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'" ;;
   compare2) # run 30: the sampler against its baselines at V = 151936 (the table's new 1-row point), verification
             # at V = 32768 after the refill-safe emit
     timeout 290 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
@@ -84,6 +99,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

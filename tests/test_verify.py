@@ -89,6 +89,11 @@ def check(out, ref, resolved, expect_exact=True):
     assert_close(out.logprob[keep], ref.logprob[keep])
     emitted = torch.arange(out.tokens.shape[1])[None, :] < out.num_emitted[:, None]
     assert torch.equal(out.tokens >= 0, emitted)
+    # top-n of every emitted token's row, padding elsewhere
+    assert out.top_token_ids.shape == ref.top_token_ids.shape, (out.top_token_ids.shape, ref.top_token_ids.shape)
+    assert torch.equal(out.top_token_ids[keep], ref.top_token_ids[keep]), (out.top_token_ids, ref.top_token_ids)
+    assert_close(out.top_logprobs[keep], ref.top_logprobs[keep])
+    assert bool((out.top_token_ids[~emitted] == -1).all()) and bool((out.top_logprobs[~emitted] == float("-inf")).all())
 
 
 def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts=None, dp=None, mask=None, **kw):
@@ -110,13 +115,13 @@ def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts
 
 
 MIX = [
-    SamplingParams(temperature=0.0, logprobs=0),
+    SamplingParams(temperature=0.0, logprobs=3),
     SamplingParams(temperature=0.8, seed=1, logprobs=2, logprobs_mode="processed"),   # untruncated
     SamplingParams(top_k=5, seed=2, frequency_penalty=1.5, presence_penalty=0.5),
     SamplingParams(temperature=0.5, top_p=0.9, seed=3, repetition_penalty=1.6, logprobs=1),
     SamplingParams(min_p=0.2, seed=4, logit_bias={5: 3.0, 7: float("-inf")}, logprobs=0, logprobs_mode="processed"),
     SamplingParams(temperature=0.0, frequency_penalty=2.0),
-    SamplingParams(top_k=8, top_p=0.7, seed=2**64 - 1),
+    SamplingParams(top_k=8, top_p=0.7, seed=2**64 - 1, logprobs=5, logprobs_mode="processed"),
 ]
 
 
@@ -165,7 +170,7 @@ def test_untruncated_rows_are_exact_over_the_whole_vocabulary(kind):
     logits = (0.3 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
     drafts, dp = draft_setup(logits, gamma, kind, gen, k_sparse=5, off_support=(1,))
     params = [SamplingParams(seed=10 + b, temperature=1.5 if b % 2 else 1.0, presence_penalty=1.0 if b == 2 else 0.0,
-                             logprobs=0) for b in range(bsz)]
+                             logprobs=b % 3, logprobs_mode=("raw", "processed")[b % 2]) for b in range(bsz)]
     out, ref, resolved = run(logits, drafts, params, list(range(0, 60, 10)), dp=dp, bound=8, block=128, emit=4)
     check(out, ref, resolved)
     # rejections happen, and their residual tokens are mostly outside the target's best 8
@@ -182,6 +187,45 @@ def test_residual_pass_over_sub_tiles():
     out, ref, resolved = run(logits, q.argmax(-1), params, [5, 6, 7], dp=q, bound=8, block=4096, emit=8)
     check(out, ref, resolved)
     assert out.num_accepted.tolist() == [0] * bsz
+
+
+@pytest.mark.parametrize("kind", ["none", "dense", "sparse"])
+def test_sets_beyond_the_bound_are_exact(kind):
+    """Flat target rows whose top-p nuclei, top-k (3x-12x the bound, after min-p or not) and min-p-only
+    sets hold dozens to hundreds of tokens, with a bound of 8: acceptance, residual and bonus draws,
+    and processed log-probabilities all need the exact set (kernels/long_rows.py), which the
+    candidates cannot hold. Requests 4-7 have tie-heavy rows (logits on a coarse grid): tokens tied at
+    the set's last key are taken in index order. Frequency penalties on repeated drafts make row l's
+    set depend on the l drafts before it. Requests 0, 1 and 5 put half their mass on one token, so
+    that drafts of it are often accepted."""
+    v, gamma, bsz = 320, 2, 8
+    gen = torch.Generator().manual_seed({"none": 31, "dense": 32, "sparse": 33}[kind])
+    logits = 0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen)
+    logits[4 * (gamma + 1):] = torch.round(logits[4 * (gamma + 1):] * 4) / 4
+    head = [r for b in (0, 1, 5) for r in range(b * (gamma + 1), (b + 1) * (gamma + 1))]
+    logits[head, 5] += 6.0                                     # half the mass on token 5, the rest flat
+    logits = logits.to(torch.bfloat16)
+    drafts, dp = draft_setup(logits, gamma, kind, gen, k_sparse=12, off_support=(3,))
+    drafts[[0, 1, 5]] = 5                                      # drafts of the likely token
+    drafts[2] = drafts[2, 0]                                   # a repeated draft under a penalty
+    if kind == "sparse":
+        ids = dp.token_ids.clone()
+        ids[2, :, 0] = drafts[2, 0]
+        dp = SparseDraftProbs(ids, dp.probs)
+    sets = [dict(top_p=0.9), dict(top_k=60), dict(min_p=0.3), dict(top_p=0.7, min_p=0.1),
+            dict(top_k=97, min_p=0.05), dict(top_p=0.95), dict(min_p=0.2), dict(top_k=25)]
+    params = [SamplingParams(temperature=(1.0, 0.8, 1.3)[b % 3], seed=40 + b, logprobs=b % 4,
+                             logprobs_mode=("processed", "raw")[b % 2], frequency_penalty=0.7 if b == 2 else 0.0,
+                             **sets[b]) for b in range(bsz)]
+    out, ref, resolved = run(logits, drafts, params, [11 * b for b in range(bsz)], dp=dp, bound=8, block=64, emit=4)
+    check(out, ref, resolved)
+    sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], resolved, positions=[0] * bsz)]
+    assert min(sizes) > 3 * 8, sizes                       # every first row's set lies beyond the bound
+    assert 0 < int(out.num_accepted.sum()) < bsz * gamma   # acceptances and rejections both happen
+    approx, _ = make_sampler(params, v, bound=8, block=64, emit=4, allow_bounded_approximation=True)
+    flagged = approx.verify(logits.to(DEVICE), drafts, list(range(bsz)), [11 * b for b in range(bsz)],
+                            draft_probs=dp if not torch.is_tensor(dp) else dp.to(DEVICE))
+    assert not bool(flagged.exact.any())                   # the bounded approximation still reports itself
 
 
 def test_draft_mass_where_the_target_has_none():
@@ -322,21 +366,23 @@ def test_bad_input_is_refused_before_launch():
     assert int(s.table.counts.sum()) == 0
 
 
-def test_first_token_is_distributed_as_the_target():
+@pytest.mark.parametrize("bound", [8, 4])
+def test_first_token_is_distributed_as_the_target(bound):
     """Leviathan et al.: with drafts drawn from q, the first emitted token is distributed as p_0, whatever
     q (here q puts 30% of its mass on tokens p_0 truncates away). One request per trial, all in one
     launch, each with its own position (so its own noise). 100 000 trials on a GPU; 500 under the
     interpreter (about 30 s), where |z| < 5 still flags errors above about 0.1 in a probability.
-    The bound holds the top-6 set (with bound 4 the rows are honestly flagged inexact, and the first
-    GPU run of this test, run 23, showed tokens 3 and 4 never drawn: verification has no exact path
-    beyond the bound yet); tiles emit 2 keys, so stage 2's refill runs."""
+    Bound 8 holds the top-6 set (tiles emit 2 keys, so stage 2's refill runs); with bound 4 the top-6
+    set lies beyond it and takes the exact passes over the row (kernels/long_rows.py). Before those,
+    such rows were flagged inexact, and the first GPU run of this test (run 23) showed tokens 3 and 4
+    never drawn."""
     v = 8
     n = 100_000 if DEVICE == "cuda" else 500
     p = SamplingParams(seed=123, top_k=6, temperature=0.8)
-    s = Sampler(v, n, DEVICE, bound=8, block=16, emit=2)
+    s = Sampler(v, n, DEVICE, bound=bound, block=16, emit=2)
     resolved = [s.add_request(i, p) for i in range(n)][0]
     row0 = torch.tensor([2.0, 1.5, 1.0, 0.5, 0.0, -0.5, 2.5, -1.0])
-    logits = torch.stack([row0, torch.zeros(v)]).repeat(n, 1)
+    logits = torch.stack([row0, torch.zeros(v)]).repeat(n, 1).to(torch.bfloat16)   # fp32 big-k is inexact yet
     q = torch.tensor([0.05, 0.3, 0.05, 0.1, 0.1, 0.1, 0.0, 0.3])    # tokens 5 and 7 are outside top-6
     drafts = torch.multinomial(q, n, replacement=True, generator=torch.Generator().manual_seed(11))[:, None]
     out = s.verify(logits.to(DEVICE), drafts.to(DEVICE), torch.arange(n, device=DEVICE),

@@ -52,3 +52,6 @@ class VerifyOutput:
     logprob: torch.Tensor         # (B, γ+1) float32, NaN where nothing emitted or not asked
     exact: torch.Tensor | None = None   # (B,) bool: every target row the request used had its exact
                                         # selected set (Sampler.verify; the reference leaves it None: always)
+    top_token_ids: torch.Tensor | None = None   # (B, γ+1, n_max) int64: each emitted token's row's top-n,
+                                        # as SampleOutput's; -1 past n and at positions not emitted
+    top_logprobs: torch.Tensor | None = None    # (B, γ+1, n_max) float32, -inf where top_token_ids is -1

@@ -335,6 +335,9 @@ def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *
     output_token_ids: per request, the tokens generated before this step; target row l also counts the
     l draft tokens before it (they were accepted if row l is reached).
     grammar_bitmask: (B*(γ+1), ceil(V/32)) per target row, or None.
+    Log-probabilities (per request, as in `sample`): `logprob` of each emitted token, and the top-n of
+    the row it came from (`top_token_ids` / `top_logprobs`, (B, γ+1, n_max); positions not emitted are
+    padded with -1 / -inf like the lanes past a request's n).
     """
     bsz, gamma = draft_token_ids.shape
     rows_total, v = target_logits.shape
@@ -426,11 +429,18 @@ def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *
     tokens = torch.tensor([e + [-1] * (gamma + 1 - len(e)) for e in emitted], dtype=torch.int64,
                           device=dev).reshape(bsz, gamma + 1)
     logprob = torch.full((bsz, gamma + 1), float("nan"), dtype=torch.float32, device=dev)
+    n_max = max([p.logprobs or 0 for p in plist], default=0)
+    top_ids = torch.full((bsz, gamma + 1, n_max), -1, dtype=torch.int64, device=dev)
+    top_lp = torch.full((bsz, gamma + 1, n_max), _NEG_INF, dtype=torch.float32, device=dev)
     for b in range(bsz):
-        if plist[b].logprobs is not None:
+        n_b = plist[b].logprobs
+        if n_b is not None:
             for l, tok in enumerate(emitted[b]):
-                lp, _ = _logprob_vector(target_logits[b * (gamma + 1) + l], rows[b, l], plist[b].logprobs_mode)
+                lp, rank = _logprob_vector(target_logits[b * (gamma + 1) + l], rows[b, l], plist[b].logprobs_mode)
                 logprob[b, l] = lp[tok]
+                ids, vals = _top_n(lp, rank, n_b)
+                top_ids[b, l, :n_b], top_lp[b, l, :n_b] = ids, vals.float()
     return VerifyOutput(tokens, torch.tensor([len(e) for e in emitted], dtype=torch.int64, device=dev),
                         torch.tensor(n_acc, dtype=torch.int64, device=dev),
-                        torch.tensor(valid, dtype=torch.bool, device=dev), logprob)
+                        torch.tensor(valid, dtype=torch.bool, device=dev), logprob,
+                        top_token_ids=top_ids, top_logprobs=top_lp)

@@ -305,16 +305,18 @@ class Sampler:
                                    num_draft_tokens=num_draft_tokens, draft_probs=draft_probs,
                                    grammar_bitmask=grammar_bitmask)
 
-    def _raw_top(self, logits, slots_dev, valid, raw_lse, n_top, top_ids, top_lp):
+    def _raw_top(self, logits, slots_dev, valid, raw_lse, n_top, top_ids, top_lp, missing=float("nan")):
         """Raw top-n log-probabilities of rows whose processing reorders tokens: an exact top-n of the
-        raw logits, for those rows only (selected on the device: no host read)."""
+        raw logits, for those rows only (selected on the device: no host read). Rows not `valid` get
+        ids -1 and log-probabilities `missing` (NaN: an invalid row; verification pads positions it
+        did not emit with -inf) in their asked lanes."""
         t = self.table
         vals, ids = topk(logits, min(n_top, MAX_LOGPROBS))
         flags = t.flags[slots_dev]
         n_row = t.n_logprobs[slots_dev]
         raw_mode = ((flags & bits.LOGPROBS) != 0) & ((flags & bits.LOGPROBS_PROCESSED) == 0)
         asked = torch.arange(n_top, device=logits.device)[None, :] < n_row[:, None]
-        lp = torch.where(valid[:, None], vals.float() - raw_lse[:, None], torch.full_like(top_lp, float("nan")))
+        lp = torch.where(valid[:, None], vals.float() - raw_lse[:, None], torch.full_like(top_lp, missing))
         take = raw_mode[:, None] & asked
         top_lp.copy_(torch.where(take, lp, torch.where(raw_mode[:, None], torch.full_like(top_lp, float("-inf")), top_lp)))
         top_ids.copy_(torch.where(take & valid[:, None], ids, torch.where(raw_mode[:, None], -1, top_ids)))

@@ -66,12 +66,17 @@ def _draft_probs(draft_probs, bsz, gamma, v, dev):
     return _DENSE, q, q.stride()[:2], None, (0, 0), 0
 
 
-def _new_outputs(bsz, g, dev):
+def _new_outputs(bsz, g, n_top, dev):
     """Uninitialised outputs (stage 2 writes every element): tokens, num_emitted, num_accepted, valid,
-    exact, logprob. A function of its own so that tests can poison them."""
+    exact, logprob, top_token_ids, top_logprobs. A function of its own so that tests can poison them.
+    The top-n views come from one more element than they need, so that with n_top = 0 the kernel
+    still gets a real pointer (it stores nothing there)."""
+    size = bsz * g * n_top
     return (torch.empty((bsz, g), dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int64, device=dev),
             torch.empty(bsz, dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int8, device=dev),
-            torch.empty(bsz, dtype=torch.int8, device=dev), torch.empty((bsz, g), dtype=torch.float32, device=dev))
+            torch.empty(bsz, dtype=torch.int8, device=dev), torch.empty((bsz, g), dtype=torch.float32, device=dev),
+            torch.empty(size + 1, dtype=torch.int64, device=dev)[:size].view(bsz, g, n_top),
+            torch.empty(size + 1, dtype=torch.float32, device=dev)[:size].view(bsz, g, n_top))
 
 
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
@@ -115,9 +120,12 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     kind, q, q_strides, q_ids, qi_strides, k = _draft_probs(draft_probs, bsz, gamma, v, dev)
     sampler.check_grammar_bitmask(grammar_bitmask, n)
 
-    tokens, n_emit, n_acc, valid, exact, logprob = _new_outputs(bsz, g, dev)
+    has_mask = grammar_bitmask is not None
+    n_top, raw_rows_processed = sampler._batch_summary(slots_host, has_mask)
+    tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev)
     if bsz == 0:
-        return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool))
+        return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),
+                            top_ids, top_lp)
 
     # Per target row: its request's slot, and its own position (row l generates positions[b] + l).
     row_slots = slots_dev[:, None].expand(bsz, g).reshape(n)
@@ -125,7 +133,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
 
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
-    plan = sampler._plan(n, target_logits.dtype, grammar_bitmask is not None, 0, False)
+    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed)
     z, sc = plan["z"], plan["scratch"]
     common = sampler.prologue_args(grammar_bitmask)
     stride = target_logits.stride(0)
@@ -145,9 +153,17 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
                           sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
                           res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact,
-                          G_PAD=_pow2_at_least(g), DRAFT=kind, **plan["rows2"])
+                          t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top,
+                          G_PAD=_pow2_at_least(g), DRAFT=kind, TOP_PAD=plan["const2"]["TOP_PAD"],
+                          RAW_TOP_FROM_CANDIDATES=plan["const2"]["RAW_TOP_FROM_CANDIDATES"], **plan["rows2"])
+    if raw_rows_processed and n_top > 0:
+        # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
+        # logits, kept for the emitted positions only (the others stay padded).
+        emitted = (torch.arange(g, device=dev)[None, :] < n_emit[:, None]).reshape(n)
+        sampler._raw_top(target_logits, row_slots, emitted, sc["raw_lse"], n_top, top_ids.view(n, n_top),
+                         top_lp.view(n, n_top), missing=float("-inf"))
     exact_b = exact.view(torch.bool)
     if isinstance(draft_probs, SparseDraftProbs) and draft_probs.complete is not None and gamma > 0:
         # A draft step whose distribution reaches past its entries has unknown q outside them.
         exact_b &= draft_probs.complete.all(dim=1)
-    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact_b)
+    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact_b, top_ids, top_lp)

@@ -34,7 +34,7 @@ from .select import select_top_sorted
 from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
                    merge_tile_top, selection_scratch)
-from .long_rows import long_min_p_draw, long_nucleus_draw
+from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .tile import processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -290,108 +290,18 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
 
 
 @triton.jit
-def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
-                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
-                  tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
-                  raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                  RETURN_DRAFT: tl.constexpr = False):
+def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+                   idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+                   Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                   NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+    """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
+    stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
+    log-probability) pairs, in the row's mode. Returns (the token's, NaN if not asked or invalid; the
+    top-n ids padded with -1; their log-probabilities padded with -inf, NaN for an invalid row's
+    asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
-    row = tl.program_id(0).to(tl.int64)
-    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     lane = tl.arange(0, C)
-    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
-        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
-        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
-
-    # Rows whose set exceeds the bound and that an exact pass over the whole row can settle
-    # (kernels/long_rows.py), unless the bounded approximation was asked for: min-p alone, and, on
-    # 16-bit logits, top-p or top-k above the bound after an optional min-p. Still inexact: top-k above
-    # the bound followed by top-p, and fp32 nuclei or big k.
-    if EXACT_UNTRUNCATED:
-        long_min_p = ((flags & (MIN_P | TOP_K | TOP_P | GREEDY)) == MIN_P) & ~exact & valid
-    else:
-        long_min_p = flags < 0                             # never
-    if EXACT_UNTRUNCATED and not KEY64:
-        long_nucleus = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_P) & ~exact & valid
-        long_top_k = ((flags & (TOP_K | TOP_P | GREEDY)) == TOP_K) & ~exact & valid
-    else:
-        long_nucleus = flags < 0
-        long_top_k = flags < 0
-    # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
-    # every selectable token is a candidate (untruncated and long-set rows are exact only through
-    # passes beyond the candidates). Greedy rows: one-hot at the token.
-    complete = (exact & ~untruncated) | (tl.sum(real.to(tl.int32)) < C) | ((flags & GREEDY) != 0)
-    exact = exact | long_min_p | long_nucleus | long_top_k
-    dropped = tl.where(long_min_p | long_nucleus | long_top_k, 0.0, dropped)
-
-    # Selection.
-    if (flags & GREEDY) != 0:
-        token = _at(idx, lane, 0)
-    elif long_min_p:
-        token, log_final = long_min_p_draw(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, _at(x, lane, 0), Z,
-            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-    elif long_nucleus | long_top_k:
-        m0 = _at(x, lane, 0)
-        token, log_final, target = long_nucleus_draw(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            tl.load(seed_ptr + slot), tl.load(positions_ptr + row), thr, m0, tl.load(top_p_ptr + slot),
-            tl.where(long_top_k, tl.load(top_k_ptr + slot), 0), IS_BF16, HAS_MASK, MAX_BIAS)
-        if long_nucleus:
-            # The candidates are the nucleus' head: keep those whose preceding mass is below the target
-            # (the bounded pass normalised by the whole vocabulary, not by the min-p set). A big top-k
-            # keeps every candidate: all C lie inside its k > C tokens.
-            w = tl.where(keep, tl.exp(x - m0), 0.0)
-            keep = keep & (tl.cumsum(w, axis=0) - w < target)
-    elif untruncated:
-        token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-    else:
-        seed = tl.load(seed_ptr + slot)
-        pos = tl.load(positions_ptr + row)
-        score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
-        best = tl.max(score)
-        token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
-    token = tl.where(valid, token, 0)
-    tl.store(tokens_ptr + row, tl.where(valid, token, -1))
-    if RETURN_DRAFT:
-        # The row's draft distribution for speculative verification: the survivors and their
-        # probabilities, complete or not (a row whose distribution reaches past the candidates).
-        greedy = (flags & GREEDY) != 0
-        d_ids = tl.where(greedy, tl.where(lane == 0, token, -1), tl.where(keep, idx, -1))
-        d_p = tl.where(greedy, tl.where(lane == 0, 1.0, 0.0), tl.where(keep, tl.exp(x - log_final), 0.0))
-        tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
-        tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
-        tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
-    # The token's own raw and processed values (it need not be a candidate).
-    two = tl.arange(0, 2)
-    tok2 = token + two * 0
-    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK, MAX_BIAS)
-    raw_tok = tl.max(raw2)
-    x_tok = tl.max(x2)
-    tl.store(valid_ptr + row, valid.to(tl.int8))
-    tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
-    tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
-    if valid:
-        tl.atomic_add(counts_ptr + slot * V + token, 1)
-
-    # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
-    # launcher allocates them uninitialised.
     t_lane = tl.arange(0, TOP_PAD)
     out_ids = tl.full((TOP_PAD,), -1, tl.int64)
     out_lp = tl.full((TOP_PAD,), NEG_INF, tl.float32)
@@ -428,6 +338,101 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             asked = t_lane < n_top
             out_ids = tl.where(asked, tl.where(valid, sel_ids, -1), -1)
             out_lp = tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF)
+    return lp_out, out_ids, out_lp
+
+
+@triton.jit
+def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                  tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                  raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
+                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+                  RETURN_DRAFT: tl.constexpr = False):
+    C: tl.constexpr = 2 ** C_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    row = tl.program_id(0).to(tl.int64)
+    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
+    lane = tl.arange(0, C)
+    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
+
+    # Rows whose set exceeds the bound and that exact passes over the whole row can settle
+    # (kernels/long_rows.py), unless the bounded approximation was asked for.
+    long_min_p, long_nucleus, long_top_k = long_set_kinds(flags, exact, valid, KEY64, EXACT_UNTRUNCATED)
+    long_set = long_min_p | long_nucleus | long_top_k
+    # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
+    # every selectable token is a candidate (untruncated and long-set rows are exact only through
+    # passes beyond the candidates). Greedy rows: one-hot at the token.
+    complete = (exact & ~untruncated) | (tl.sum(real.to(tl.int32)) < C) | ((flags & GREEDY) != 0)
+    exact = exact | long_set
+    dropped = tl.where(long_set, 0.0, dropped)
+
+    # Selection.
+    if (flags & GREEDY) != 0:
+        token = _at(idx, lane, 0)
+    elif long_set:
+        m0 = _at(x, lane, 0)
+        k = tl.where(long_top_k, tl.load(top_k_ptr + slot), 0)
+        lo, f_hi, target = long_set_bound(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            thr, m0, tl.load(top_p_ptr + slot), k, long_nucleus | long_top_k, IS_BF16, HAS_MASK, MAX_BIAS)
+        token, log_final, _d_in = long_set_pass(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            thr, m0, lo, f_hi, target, k > 0, tl.load(seed_ptr + slot), tl.load(positions_ptr + row), 0, -1,
+            False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        keep = set_head(keep, x, m0, target, long_nucleus)
+    elif untruncated:
+        token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+    else:
+        seed = tl.load(seed_ptr + slot)
+        pos = tl.load(positions_ptr + row)
+        score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
+        best = tl.max(score)
+        token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
+    token = tl.where(valid, token, 0)
+    tl.store(tokens_ptr + row, tl.where(valid, token, -1))
+    if RETURN_DRAFT:
+        # The row's draft distribution for speculative verification: the survivors and their
+        # probabilities, complete or not (a row whose distribution reaches past the candidates).
+        greedy = (flags & GREEDY) != 0
+        d_ids = tl.where(greedy, tl.where(lane == 0, token, -1), tl.where(keep, idx, -1))
+        d_p = tl.where(greedy, tl.where(lane == 0, 1.0, 0.0), tl.where(keep, tl.exp(x - log_final), 0.0))
+        tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
+        tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
+        tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
+    # The token's own raw and processed values (it need not be a candidate).
+    two = tl.arange(0, 2)
+    tok2 = token + two * 0
+    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
+    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 HAS_MASK, MAX_BIAS)
+    raw_tok = tl.max(raw2)
+    x_tok = tl.max(x2)
+    tl.store(valid_ptr + row, valid.to(tl.int8))
+    tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
+    tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
+    if valid:
+        tl.atomic_add(counts_ptr + slot * V + token, 1)
+
+    # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
+    # launcher allocates them uninitialised.
+    lp_out, out_ids, out_lp = token_logprobs(
+        logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+        idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
+    t_lane = tl.arange(0, TOP_PAD)
     tl.store(logprob_ptr + row, lp_out)
     tl.store(top_ids_ptr + row * N_TOP + t_lane, out_ids, mask=t_lane < N_TOP)
     tl.store(top_lp_ptr + row * N_TOP + t_lane, out_lp, mask=t_lane < N_TOP)

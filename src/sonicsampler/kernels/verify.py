@@ -23,36 +23,33 @@ into the slot's output counts and resets the arrival counter for the next launch
 for another, so no schedule can deadlock, and the request's latency is one row's, not γ+1 rows' in
 turn (the earlier walk by one program per request cost ~4 rows' time at γ = 3, run 21).
 
-Untruncated stochastic rows (no top-k/top-p/min-p) are exact, as in the sampler: p_l(d) uses the
-full-vocabulary normalizer, the bonus token is stage 1's full-vocabulary Gumbel-max, and a residual
-draw makes one pass over the row's vocabulary. Truncated rows are exact when their set fits the
-candidate bound (the sampler's rule); a request that used an inexact row is reported (`exact`).
+Rows whose set reaches past the candidates are exact through passes over the whole row, as in the
+sampler (kernels/long_rows.py): untruncated rows (p_l(d) from the full-vocabulary normalizer, the
+bonus token stage 1's full-vocabulary Gumbel-max, a residual draw one pass), min-p-only sets, and on
+16-bit logits nuclei and top-k sets above the bound (four passes find the set's bounds, one more
+gives its normalizer, whether d is in it and the bonus draw, and a rejected draft costs one more for
+the residual). Still inexact, and reported (`exact`), as in the sampler: top-k above the bound
+followed by top-p, fp32 nuclei and fp32 top-k above the bound.
 
 Precision: p_l, q_l and the residual are fp32 here, float64 in the reference, so the two can differ
 where u·q(d) lies within float rounding of p(d), or where two residual scores are that close.
 
-Registers: at a stage-1 tile of 2**13 and 8 warps the sm_90 compile spills about 200 bytes per thread
-(the sampler's stage 2 spills none); the residual pass walks 2**11-token sub-tiles, which took most of
-an earlier 500 bytes away.
+Registers: the passes over the row walk 2**10-token sub-tiles whatever stage 1's tile (at a tile of
+2**13 with the residual pass's vectors live, the sm_90 compile spilled about 500 bytes per thread).
 """
 import triton
 import triton.language as tl
 
 from .. import indicators as bits
+from .draft import argmax_lowest, draft_q, residual_scores
+from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .prologue import process
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, _combine, row_distribution, row_slot, untruncated_token
-from .tile import processed_tile
+from .sample import _at, row_distribution, row_slot, token_logprobs, untruncated_token
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
 LOGPROBS = tl.constexpr(bits.LOGPROBS)
-LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
-
-# How the draft distribution q is given (the launcher's DRAFT constexpr).
-DRAFT_ONE_HOT = tl.constexpr(0)   # none: q_l is one-hot at d_l
-DRAFT_DENSE = tl.constexpr(1)     # (B, γ, V) probabilities
-DRAFT_SPARSE = tl.constexpr(2)    # (B, γ, K) token ids (-1 = padding) and probabilities
 
 STREAM_SAMPLE = tl.constexpr(0)
 STREAM_ACCEPT = tl.constexpr(1)
@@ -74,84 +71,6 @@ def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
     return tl.max(raw2), tl.max(x2)
 
 
-@triton.jit
-def draft_q(tok, live, d, q_ptr, q_ids_ptr, K, lo, hi, DRAFT: tl.constexpr):
-    """q_l at a block of token ids (all in lo..hi-1): one-hot at d, the dense row at q_ptr, or the sum
-    of the sparse entries (q_ids_ptr[j], q_ptr[j]), j < K, naming each token (ids are distinct)."""
-    if DRAFT == DRAFT_ONE_HOT:
-        q = tl.where(tok == d, 1.0, 0.0)
-    elif DRAFT == DRAFT_DENSE:
-        q = tl.load(q_ptr + tok, mask=live, other=0.0).to(tl.float32)
-    else:
-        q = tl.zeros(tok.shape, tl.float32)
-        j = 0
-        while j < K:
-            t = tl.load(q_ids_ptr + j).to(tl.int64)
-            if (t >= lo) & (t < hi):      # most entries miss a given tile: skip their block work
-                q += tl.where(tok == t, tl.load(q_ptr + j).to(tl.float32), 0.0)
-            j += 1
-    return q
-
-
-@triton.jit
-def residual_scores(x, log_final, live, q, g):
-    """Gumbel scores of the residual max(0, p - q) and of p itself (the fallback where the residual is
-    empty), and the block's residual mass. log(p) is taken as x - log_final where q is 0 (exact, no
-    underflow), log(p - q) elsewhere."""
-    lp = x - log_final
-    resid = tl.where(live, tl.maximum(tl.exp(lp) - q, 0.0), 0.0)
-    lr = tl.where(q > 0, tl.log(resid), lp)
-    s_resid = tl.where(live & (lr > float("-inf")), lr + g, float("-inf"))
-    s_p = tl.where(live, lp + g, float("-inf"))
-    return s_resid, s_p, tl.sum(resid)
-
-
-@triton.jit
-def argmax_lowest(score, tok, V):
-    """(best score, lowest token id reaching it) of a block; ties go to the lower id, as the reference."""
-    best = tl.max(score)
-    return best, tl.min(tl.where(score == best, tok, V))
-
-
-@triton.jit
-def residual_full_vocab(logits_ptr, stride_row, V, row, slot, flags,
-                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        pend_ptr, n_pend, log_final, seed, pos, d, q_ptr, q_ids_ptr, K, Z,
-                        BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                        HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr):
-    """The residual draw of an untruncated row, whose p spans the whole vocabulary: one pass over the
-    row's tokens keeping the best residual score and the best fallback score (sub-tiles ascend, so a
-    strict improvement keeps the lower id on ties). Sub-tiles of at most 2**11 tokens: a stage-1 tile
-    of 2**13 with all this pass's vectors live spilled registers in the sm_90 compile."""
-    SUB_LOG2: tl.constexpr = BLOCK_LOG2 if BLOCK_LOG2 < 11 else 11
-    n_sub = Z * 2 ** (BLOCK_LOG2 - SUB_LOG2)
-    best_r = float("-inf")
-    best_p = float("-inf")
-    tok_r = tl.full([], 0, tl.int64)
-    tok_p = tl.full([], 0, tl.int64)
-    mass = 0.0
-    t = 0
-    while t < n_sub:
-        _raw, x, offs, inb, bad, _keys = processed_tile(
-            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
-            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
-        live = inb & ~bad & (x > float("-inf"))
-        start = t.to(tl.int64) * (2 ** SUB_LOG2)
-        q = draft_q(offs, live, d, q_ptr, q_ids_ptr, K, start, start + 2 ** SUB_LOG2, DRAFT)
-        s_r, s_p, m_t = residual_scores(x, log_final, live, q, gumbel_noise(seed, pos, STREAM_RESIDUAL, offs))
-        b_r, i_r = argmax_lowest(s_r, offs, V)
-        b_p, i_p = argmax_lowest(s_p, offs, V)
-        tok_r = tl.where(b_r > best_r, i_r, tok_r)
-        tok_p = tl.where(b_p > best_p, i_p, tok_p)
-        best_r = tl.maximum(best_r, b_r)
-        best_p = tl.maximum(best_p, b_p)
-        mass += m_t
-        t += 1
-    return tl.where(mass > 0, tok_r, tok_p)
-
-
 # Bits of a row's result word in scratch (verify_row -> finish_request).
 ROW_OK = tl.constexpr(1)
 ROW_ACCEPT = tl.constexpr(2)
@@ -164,18 +83,21 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                top_k_ptr, top_p_ptr, log_min_p_ptr,
                pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+               n_logprobs_ptr, raw_lse_ptr,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-               NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+               NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+               TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
-    token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*)
-    and the token's log-probability (NaN if not asked)."""
+    token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*),
+    the token's log-probability (NaN if not asked) and the row's top-n ids and log-probabilities
+    (sample.token_logprobs)."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = b * G + l
     lane = tl.arange(0, C)
     zeros2 = tl.zeros([2], tl.int32)
-    idx, _real, _raw, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, _thr, _rv = row_distribution(
+    idx, real, raw_c, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, thr, rank_val = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
@@ -188,21 +110,45 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     first = _at(idx, lane, 0)
     tok = first
     accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
+    # Sets the candidates cannot hold: exact through passes over the row (kernels/long_rows.py).
+    long_min_p, long_nucleus, long_top_k = long_set_kinds(flags, row_exact, row_ok, KEY64, EXACT_UNTRUNCATED)
+    long_set = long_min_p | long_nucleus | long_top_k
+    row_exact = row_exact | long_set
     if row_ok & ((flags & GREEDY) == 0):
+        whole_row = untruncated | long_set   # p's support reaches past the candidates
+        m0 = _at(x, lane, 0)
+        k = tl.where(long_top_k, tl.load(top_k_ptr + slot), 0)
+        lo = tl.full((), -1, tl.int32)
+        f_hi = tl.full((), 0.0, tl.float32)
+        target = tl.full((), float("inf"), tl.float32)
+        d_in = untruncated
+        if long_set:
+            # The set's bounds, then one pass: its normalizer, whether d is in it, and the bonus draw.
+            lo, f_hi, target = long_set_bound(
+                logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                thr, m0, tl.load(top_p_ptr + slot), k, long_nucleus | long_top_k, IS_BF16, HAS_MASK, MAX_BIAS,
+                pend, l, True)
+            tok, log_final, d_in = long_set_pass(
+                logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                thr, m0, lo, f_hi, target, k > 0, seed, pos, STREAM_SAMPLE, d_safe, False, 0.0,
+                q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
+            keep = set_head(keep, x, m0, target, long_nucleus)   # the candidates' part, for top-n
         if bonus:
             if untruncated:
                 # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
                 tok = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-            else:
+            elif ~long_set:
                 score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
                 _s, tok = argmax_lowest(score, idx, V)
         else:
-            if untruncated:
+            if whole_row:
                 _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
                                            mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                            pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                            pend, l, HAS_MASK, MAX_BIAS)
-                in_p = d_ok & (x_d > NEG_INF)
+                in_p = d_ok & d_in & (x_d > NEG_INF)
                 p_d = tl.where(in_p, tl.exp(x_d - log_final), 0.0)
             else:
                 match = keep & (idx == d)
@@ -213,12 +159,12 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             accept = in_p & (u * q_d <= p_d)
             tok = d_safe
             if ~accept:
-                if untruncated:
-                    tok = residual_full_vocab(
-                        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
-                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                        bias_count_ptr, temp_ptr, pend, l, log_final, seed, pos, d, q_row, q_ids_row, K, Z,
-                        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT)
+                if whole_row:
+                    tok, _lf, _in = long_set_pass(
+                        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                        temp_ptr, thr, m0, lo, f_hi, target, k > 0, seed, pos, STREAM_RESIDUAL, d_safe, True,
+                        log_final, q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
                 else:
                     q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
                     s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
@@ -226,19 +172,20 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                     _b, tok_r = argmax_lowest(s_r, idx, V)
                     _b, tok_p = argmax_lowest(s_p, idx, V)
                     tok = tl.where(mass > 0, tok_r, tok_p)
-    lp = tl.full((), float("nan"), tl.float32)
-    if (flags & LOGPROBS) != 0:
+    raw_t = tl.full((), 0.0, tl.float32)
+    x_t = raw_t
+    if (flags & LOGPROBS) != 0:     # the token's own values (it need not be a candidate)
         raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
                                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                   pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                   pend, l, HAS_MASK, MAX_BIAS)
-        if (flags & LOGPROBS_PROCESSED) != 0:
-            lp = x_t - log_final
-        else:
-            lp = raw_t - _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
+    lp, top_ids, top_lp = token_logprobs(
+        logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+        idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
     res = (row_ok.to(tl.int32) * ROW_OK + accept.to(tl.int32) * ROW_ACCEPT
            + row_exact.to(tl.int32) * ROW_EXACT)
-    return tok, res, lp
+    return tok, res, lp, top_ids, top_lp
 
 
 @triton.jit
@@ -246,8 +193,8 @@ def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_
                    tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD: tl.constexpr):
     """The chain walk over request b's row results (rows 0..n_b): accept while a row is valid and
     accepted its draft, stop at the first that is not; emit the rows up to there (the stopping row
-    only if valid); count the emitted tokens into the slot. The loads are volatile: other programs
-    wrote these words, and this program must not see a stale cached copy."""
+    only if valid); count the emitted tokens into the slot. Returns the number emitted. The loads are
+    volatile: other programs wrote these words, and this program must not see a stale cached copy."""
     g_lane = tl.arange(0, G_PAD)
     reached = g_lane <= n_b
     tok = tl.load(res_tok_ptr + b * G + g_lane, mask=reached, other=-1, volatile=True)
@@ -269,6 +216,7 @@ def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_
     tl.store(n_acc_ptr + b, stop.to(tl.int64))
     tl.store(valid_ptr + b, (active & (stop_ok > 0)).to(tl.int8))
     tl.store(exact_ptr + b, (tl.sum((row_exact | (g_lane > stop)).to(tl.int32)) == G_PAD).to(tl.int8))
+    return n_emit
 
 
 @triton.jit
@@ -280,10 +228,12 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   res_tok_ptr, res_bits_ptr, res_lp_ptr, arrived_ptr,
                   tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr,
+                  n_logprobs_ptr, raw_lse_ptr, top_ids_ptr, top_lp_ptr, N_TOP,
                   G_PAD: tl.constexpr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+                  DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
     # One program per target row (module docstring); arrived_ptr holds one zeroed counter per request.
     row = tl.program_id(0).to(tl.int64)
     G = gamma + 1
@@ -293,22 +243,32 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     # A device tensor of draft counts is not checked on the host: clamp it into 0..γ.
     n_b = tl.minimum(tl.maximum(tl.load(n_draft_ptr + b).to(tl.int64), 0), gamma)
     if l <= n_b:                            # rows past a ragged request's drafts only check in
-        tok, res, lp = verify_row(
+        tok, res, lp, top_ids, top_lp = verify_row(
             logits_ptr, stride_row, V, b, l, n_b, slot, flags, tl.load(seed_ptr + slot), tl.load(req_pos_ptr + b) + l,
             mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
-            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, G,
+            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
-            EXACT_UNTRUNCATED)
+            EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
         tl.store(res_tok_ptr + row, tok)
         tl.store(res_bits_ptr + row, res)
         tl.store(res_lp_ptr + row, lp)
+        # The top-n go straight to the output rows; the last to arrive pads those not emitted.
+        t_lane = tl.arange(0, TOP_PAD)
+        tl.store(top_ids_ptr + row * N_TOP + t_lane, top_ids, mask=t_lane < N_TOP)
+        tl.store(top_lp_ptr + row * N_TOP + t_lane, top_lp, mask=t_lane < N_TOP)
     # Every thread's stores above happen before the release below (the barrier orders them within the
     # program, the acq_rel atomic publishes them to the program that arrives last).
     tl.debug_barrier()
     if tl.atomic_add(arrived_ptr + b, 1, sem="acq_rel") == G - 1:
         tl.store(arrived_ptr + b, 0)        # every row of b has arrived: ready for the next launch
-        finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
-                       tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD)
+        n_emit = finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
+                                tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD)
+        g2 = tl.arange(0, G_PAD)[:, None]
+        t2 = tl.arange(0, TOP_PAD)[None, :]
+        pad = (g2 >= n_emit) & (g2 < G) & (t2 < N_TOP)
+        at = (b * G + g2) * N_TOP + t2
+        tl.store(top_ids_ptr + at, tl.full((G_PAD, TOP_PAD), -1, tl.int64), mask=pad)
+        tl.store(top_lp_ptr + at, tl.full((G_PAD, TOP_PAD), float("-inf"), tl.float32), mask=pad)

@@ -5,7 +5,8 @@ capture and replay with new logits and positions equal to eager, and no recompil
 Part `verify`: Sampler.verify against reference.verify at production sizes (dense drafts, mixed
 requests) and its graph replay against eager (its stage 2 counts rows in per request with atomic
 counters that must be back at zero for the next replay). Part `verify_long`: target sets far beyond
-the bound, through the exact passes over the row.
+the bound, through the exact passes over the row; part `long`: every kind of such set (top-k above
+the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32.
 """
 import os
 import sys
@@ -124,20 +125,55 @@ def _emit_verify(what, out, ref, v, bsz, gamma, **extra):
          valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)), **extra)
 
 
-def check_verify_long(v=151936, bsz=4, gamma=3):
+def _eager_ms(call, reps=5):
+    """Mean time of one eager call (CUDA events, after a warm call), in ms."""
+    call()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        call()
+    end.record()
+    torch.cuda.synchronize()
+    return round(start.elapsed_time(end) / reps, 3)
+
+
+LONG_SETS = [dict(top_p=0.9), dict(top_k=500), dict(min_p=0.2), dict(top_p=0.8, min_p=0.05),
+             dict(top_k=600, top_p=0.9), dict(top_k=3000, min_p=0.1)]
+
+
+def check_sample_long(v, dtype):
+    """Rows whose sets lie far beyond the bound (flat rows; every kind of set in LONG_SETS), bf16 or
+    fp32: the reference's tokens and top-n ids, every row exact; one eager call timed."""
+    n = len(LONG_SETS)
+    params = [SamplingParams(temperature=1.0, seed=70 + i, logprobs=5, logprobs_mode=("processed", "raw")[i % 2],
+                             **LONG_SETS[i]) for i in range(n)]
+    s = Sampler(v, n, "cuda")
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    logits = (0.5 * torch.randn(n, v, generator=torch.Generator().manual_seed(v))).to(dtype)
+    positions = list(range(9, 9 + n))
+    out = s.sample(logits.cuda(), list(range(n)), positions)
+    ref = reference.sample(logits, params, positions=positions)
+    sizes = [int((p > 0).sum()) for p in reference.probs(logits, params)]
+    emit(what="sample_long_sets", V=v, dtype=str(dtype), rows=n, exact_rows=int(out.exact.sum()),
+         equal=int((out.tokens.cpu() == ref.tokens).sum()),
+         top_ids_equal=int((out.top_token_ids.cpu() == ref.top_token_ids).all(dim=1).sum()), set_sizes=sizes,
+         eager_ms=_eager_ms(lambda: s.sample(logits.cuda(), list(range(n)), positions)))
+
+
+def check_verify_long(v=151936, bsz=4, gamma=3, dtype=torch.bfloat16):
     """Requests whose target sets lie far beyond the bound (flat rows: nuclei, top-k 500, min-p alone
     of thousands of tokens) take the exact passes over the row: the reference's tokens and top-n,
     flagged exact. Times one eager call too (CUDA events, mean of 5 after a warm call)."""
     gen = torch.Generator().manual_seed(v + 17)
-    sets = [dict(top_p=0.9), dict(top_k=500), dict(min_p=0.2), dict(top_p=0.8, min_p=0.05)]
     params = [SamplingParams(temperature=1.0, seed=50 + b, logprobs=5, logprobs_mode=("processed", "raw")[b % 2],
-                             **sets[b % 4]) for b in range(bsz)]
+                             **LONG_SETS[b % len(LONG_SETS)]) for b in range(bsz)]
     s = Sampler(v, bsz, "cuda")
     for i, p in enumerate(params):
         s.add_request(i, p)
     logits = (0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen))
     logits.view(bsz, gamma + 1, v)[:2, :, 7] += 9.0             # requests 0, 1: a likely token, drafted below
-    logits = logits.to(torch.bfloat16)
+    logits = logits.to(dtype)
     rows = logits.float().view(bsz, gamma + 1, v)[:, :gamma]
     q = torch.softmax(rows + torch.randn(rows.shape, generator=gen), dim=-1)
     drafts = torch.multinomial(q.reshape(-1, v), 1, generator=gen).view(bsz, gamma)
@@ -147,14 +183,8 @@ def check_verify_long(v=151936, bsz=4, gamma=3):
     out = s.verify(*args, draft_probs=q.cuda())
     ref = reference.verify(logits, drafts, params, positions=positions, draft_probs=q)
     sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], params)]
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        s.verify(*args, draft_probs=q.cuda())
-    end.record()
-    torch.cuda.synchronize()
-    _emit_verify("verify_long_sets", out, ref, v, bsz, gamma, first_row_set_sizes=sizes,
-                 eager_ms=round(start.elapsed_time(end) / 5, 3))
+    _emit_verify("verify_long_sets", out, ref, v, bsz, gamma, dtype=str(dtype), first_row_set_sizes=sizes,
+                 eager_ms=_eager_ms(lambda: s.verify(*args, draft_probs=q.cuda())))
 
 
 def check_verify_graph(v=151936, bsz=16, gamma=3):
@@ -200,3 +230,7 @@ if __name__ == "__main__":
     if "verify_long" in parts:
         check_verify_long(151936, 4, 3)
         check_verify_long(32000, 8, 1)
+    if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32
+        for dtype in (torch.bfloat16, torch.float32):
+            check_sample_long(151936, dtype)
+            check_verify_long(151936, 6, 1, dtype)

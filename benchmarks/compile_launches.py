@@ -4,6 +4,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
 
     python -m benchmarks.compile_launches sampler      # from the repository root
     python -m benchmarks.compile_launches verify       # Sampler.verify: its stage 1 and the three draft kinds
+    python -m benchmarks.compile_launches verify_plain # Sampler.verify as the benchmarks call it
 """
 import sys
 
@@ -104,9 +105,17 @@ def main(what):
         s.verify(x, d, [0, 1], [0, 0], draft_probs=SparseDraftProbs(torch.zeros(b, gamma, 8, dtype=torch.int32),
                                                                      torch.zeros(b, gamma, 8)))
 
+    def call_verify_plain():      # the benchmarks' verification: no log-probabilities, dense drafts
+        b, gamma = 2, 3
+        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS)
+        for i in range(b):
+            s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+        s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
+                 [0, 1], [0, 0], draft_probs=torch.zeros(b, gamma, v))
+
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
-    calls = {"sampler": call, "verify": call_verify}
+    calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2],
                                     calls[what]):
         warps = kwargs.pop("num_warps", 4)

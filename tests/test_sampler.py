@@ -7,7 +7,6 @@ reference's survivor set fits the candidate bound, except for the one documented
 (min-p not cutting inside the bound, or a top-k above it, combined with top-p). Inexact rows report the mass outside
 the candidates, checked against the reference's distribution.
 """
-import dataclasses
 
 import pytest
 import torch
@@ -48,45 +47,19 @@ def reference_support(logits, params, positions, prompts, outputs, mask=None):
                            output_token_ids=outputs, grammar_bitmask=mask) > 0
 
 
-def check_against_reference(logits, params, positions, prompts, outputs, out, mask=None, bound=BOUND):
+def check_against_reference(logits, params, positions, prompts, outputs, out, mask=None):
+    """Every valid row exact (sets beyond the bound take the exact passes over the row,
+    kernels/long_rows.py; a greedy row for its processed log-probabilities' normalizer) and equal to
+    the reference: tokens (near-ties of perturbed scores aside), log-probabilities and top-n."""
     ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts,
                            output_token_ids=outputs, grammar_bitmask=mask)
-    support = reference_support(logits, params, positions, prompts, outputs, mask)
     assert torch.equal(out.valid, ref.valid)
     n_exact = n_equal = 0
     for i, p in enumerate(params):
         if not bool(ref.valid[i]):
             assert int(out.tokens[i]) == -1
             continue
-        untruncated = not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and p.min_p == 0.0
-        # A greedy token is exact whatever the bound; its processed logprobs need the truncated set.
-        truncated = p.top_k_active(logits.shape[1]) or p.top_p < 1 or p.min_p > 0
-        processed_lp = p.logprobs is not None and p.logprobs_mode == "processed"
-        size = int(support[i].sum())
-        if p.greedy and processed_lp and truncated:
-            # The processed logprobs of a greedy row live on its truncated set (temperature 1), not
-            # on the one-hot selection.
-            t1 = dataclasses.replace(p, temperature=1.0)
-            size = int((reference.probs(logits[i:i + 1], [t1], positions=positions[i:i + 1],
-                                        prompt_token_ids=prompts[i:i + 1], output_token_ids=outputs[i:i + 1],
-                                        grammar_bitmask=None if mask is None else mask[i:i + 1]) > 0).sum())
-        greedy_exact = p.greedy and not (processed_lp and truncated)
-        # min-p alone: a set beyond the bound takes the exact full-row pass.
-        min_p_only = p.min_p > 0 and not p.top_k_active(logits.shape[1]) and p.top_p == 1.0 and not p.greedy
-        # top-p (after an optional min-p) on 16-bit logits: the exact nucleus passes.
-        nucleus = (p.top_p < 1.0 and not p.top_k_active(logits.shape[1]) and not p.greedy
-                   and logits.dtype != torch.float32)
-        # top-k above the bound (after an optional min-p, no top-p) on 16-bit logits: the same search by count.
-        big_k = (p.top_k_active(logits.shape[1]) and p.top_k > bound and p.top_p == 1.0 and not p.greedy
-                 and logits.dtype != torch.float32)
-        fits = size <= bound or greedy_exact or untruncated or min_p_only or nucleus or big_k
-        # The kernel cannot prove a top-p set exact when min-p or a top-k above the bound acts first
-        # (its normalizer is then unknown beyond the candidates): it may say inexact there.
-        k_in_bound = p.top_k_active(logits.shape[1]) and p.top_k <= bound
-        conservative = (p.min_p > 0 or p.top_k_active(logits.shape[1])) and p.top_p < 1 and not k_in_bound
-        assert bool(out.exact[i]) == fits or (conservative and not bool(out.exact[i])), (i, p)
-        if not bool(out.exact[i]):
-            continue
+        assert bool(out.exact[i]) and float(out.dropped_mass[i]) == 0.0, (i, p)
         n_exact += 1
         if int(out.tokens[i]) == int(ref.tokens[i]):
             n_equal += 1
@@ -382,26 +355,50 @@ def test_min_p_sets_beyond_the_bound_are_exact():
     assert not approx.exact.any() and (approx.dropped_mass > 0.5).all()
 
 
-@pytest.mark.parametrize("kind", ["top_p", "top_k"])
-def test_long_sets_beyond_the_bound_are_exact(kind):
-    """High-entropy rows whose top-p nucleus, or top-k of 3x-10x the bound (alone or after min-p, with
-    penalties and bias), holds hundreds of tokens, far beyond the bound of 32: the exact search over
-    the row's keys (by mass, or by count) gives the reference's token and exact processed
-    log-probabilities. Tie-heavy rows (logits on a coarse grid) exercise the tokens tied at the set's
-    last key, taken in index order."""
-    gen = torch.Generator().manual_seed(5 if kind == "top_p" else 8)
+@pytest.mark.parametrize("kind,dtype", [("top_p", torch.bfloat16), ("top_k", torch.bfloat16),
+                                        ("top_k_top_p", torch.bfloat16), ("top_p", torch.float32),
+                                        ("top_k_top_p", torch.float32), ("top_k", torch.float16)])
+def test_long_sets_beyond_the_bound_are_exact(kind, dtype):
+    """High-entropy rows whose top-p nucleus, top-k of 3x-10x the bound, or top-p among such a top-k
+    (each alone or after min-p, with penalties and bias) holds hundreds of tokens, far beyond the bound
+    of 32: the exact search over the row's keys (16-bit keys, 32-bit ones for fp32 rows; by mass, by
+    count, or by count then mass) gives the reference's token and exact processed log-probabilities.
+    Tie-heavy rows (logits on a coarse grid) exercise the tokens tied at each cut's last key, taken in
+    index order."""
+    gen = torch.Generator().manual_seed({"top_p": 5, "top_k": 8, "top_k_top_p": 9}[kind])
     n = 8
     logits = (0.4 * torch.randn(n, V, generator=gen))
     logits[4:] = torch.round(logits[4:] * 4) / 4              # many exact ties at every key
-    logits = logits.to(torch.bfloat16)
-    cut = ({"top_p": (0.9, 0.5, 0.97, 0.8)[i % 4]} if kind == "top_p" else {"top_k": (100, 250, 320, 97)[i % 4]}
-           for i in range(n))
+    logits = logits.to(dtype)
+    ps, ks = (0.9, 0.5, 0.97, 0.8), (100, 250, 320, 97)
+    cuts = {"top_p": [dict(top_p=ps[i % 4]) for i in range(n)],
+            "top_k": [dict(top_k=ks[i % 4]) for i in range(n)],
+            "top_k_top_p": [dict(top_k=(150, 300, 400, 130)[i % 4], top_p=(0.9, 0.8, 0.95, 0.85)[i % 4])
+                            for i in range(n)]}[kind]
     params = [SamplingParams(temperature=(1.0, 0.7, 1.3, 1.0)[i % 4], **c,
                              min_p=0.05 if i % 3 == 1 else 0.0, seed=300 + i, logprobs=3,
                              logprobs_mode=("processed", "raw")[i % 2],
                              frequency_penalty=0.4 if i == 2 else 0.0,
-                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i, c in enumerate(cut)]
+                             logit_bias={7: 1.5, 9: float("-inf")} if i == 3 else None) for i, c in enumerate(cuts)]
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
+
+
+def test_greedy_rows_processed_logprobs_beyond_the_bound():
+    """A greedy row's token is the argmax whatever its set, but its processed log-probabilities are
+    normalized over its truncated set (at temperature 1): for sets beyond the bound the kernel takes
+    the exact passes for that normalizer, so the row is exact and its log-probabilities equal the
+    reference's. bf16 and fp32 rows."""
+    gen = torch.Generator().manual_seed(17)
+    cuts = [dict(top_p=0.9), dict(top_k=200), dict(min_p=0.05), dict(top_k=300, top_p=0.8)]
+    params = [SamplingParams(temperature=0.0, logprobs=3, logprobs_mode="processed", **c) for c in cuts]
+    for dtype in (torch.bfloat16, torch.float32):
+        logits = (0.4 * torch.randn(len(params), V, generator=gen)).to(dtype)
+        n = len(params)
+        out = sample(logits, params, positions=list(range(n)), bound=BOUND, block=BLOCK)
+        check_against_reference(logits, params, list(range(n)), [[]] * n, [[]] * n, out)
+        approx = sample(logits, params, positions=list(range(n)), bound=BOUND, block=BLOCK,
+                        allow_bounded_approximation=True)
+        assert not bool(approx.exact.any()) and torch.equal(approx.tokens, out.tokens)
 
 
 def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():
@@ -438,7 +435,7 @@ def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():
     assert_close(out.top_logprobs, ref.top_logprobs)
 
 
-@pytest.mark.parametrize("path", ["untruncated", "long_nucleus"])
+@pytest.mark.parametrize("path", ["untruncated", "long_nucleus", "long_top_k_top_p_fp32"])
 def test_draws_of_the_exact_paths_follow_reference_probs(path):
     """Statistical test of the exact paths beyond the bound against reference.probs: one request per
     draw, all alike but for their positions (so their Philox noise), in one batch. Per-token z-test,
@@ -453,16 +450,17 @@ def test_draws_of_the_exact_paths_follow_reference_probs(path):
     # flat enough that top-p 0.9 keeps far more than the bound.
     scale = 1.5 if path == "untruncated" else 0.4
     row = scale * torch.randn(v, generator=torch.Generator().manual_seed(21))
-    p = (SamplingParams(temperature=1.0, seed=77) if path == "untruncated"
-         else SamplingParams(temperature=1.2, top_p=0.9, seed=77))
+    p = {"untruncated": SamplingParams(temperature=1.0, seed=77),
+         "long_nucleus": SamplingParams(temperature=1.2, top_p=0.9, seed=77),
+         "long_top_k_top_p_fp32": SamplingParams(temperature=1.2, top_k=48, top_p=0.9, seed=77)}[path]
     s = Sampler(v, n, dev, bound=bound, block=16)
     resolved = [s.add_request(i, p) for i in range(n)][0]
-    logits = row.to(torch.bfloat16).repeat(n, 1).to(dev)
+    logits = row.to(torch.float32 if path.endswith("fp32") else torch.bfloat16).repeat(n, 1).to(dev)
     out = s.sample(logits, torch.arange(n, device=dev), torch.arange(n, device=dev) * 3 + 5)
     target = reference.probs(logits[:1].cpu(), [resolved])[0]
     assert bool(out.exact.all()) and bool(out.valid.all())
-    if path == "long_nucleus":
-        assert int((target > 0).sum()) > 4 * bound          # the nucleus lies far beyond the bound
+    if path != "untruncated":
+        assert int((target > 0).sum()) > 4 * bound          # the set lies far beyond the bound
     freq = torch.bincount(out.tokens.cpu(), minlength=v).double() / n
     z = (freq - target) / torch.sqrt(target * (1 - target) / n).clamp(min=1e-12)
     assert float(z.abs().max()) < 5.5, (freq, target, z)

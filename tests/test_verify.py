@@ -189,22 +189,24 @@ def test_residual_pass_over_sub_tiles():
     assert out.num_accepted.tolist() == [0] * bsz
 
 
-@pytest.mark.parametrize("kind", ["none", "dense", "sparse"])
-def test_sets_beyond_the_bound_are_exact(kind):
-    """Flat target rows whose top-p nuclei, top-k (3x-12x the bound, after min-p or not) and min-p-only
-    sets hold dozens to hundreds of tokens, with a bound of 8: acceptance, residual and bonus draws,
-    and processed log-probabilities all need the exact set (kernels/long_rows.py), which the
-    candidates cannot hold. Requests 4-7 have tie-heavy rows (logits on a coarse grid): tokens tied at
+@pytest.mark.parametrize("kind,dtype", [("none", torch.bfloat16), ("dense", torch.float32),
+                                        ("sparse", torch.bfloat16)])
+def test_sets_beyond_the_bound_are_exact(kind, dtype):
+    """Flat target rows whose top-p nuclei, top-k (3x-12x the bound, after min-p or not), top-p after
+    such a top-k and min-p-only sets hold dozens to hundreds of tokens, with a bound of 8 (bf16 rows,
+    and fp32 ones with 32-bit keys): acceptance, residual and bonus draws, and processed
+    log-probabilities all need the exact set (kernels/long_rows.py), which the candidates cannot hold. Requests 4-7 have tie-heavy rows (logits on a coarse grid): tokens tied at
     the set's last key are taken in index order. Frequency penalties on repeated drafts make row l's
     set depend on the l drafts before it. Requests 0, 1 and 5 put half their mass on one token, so
-    that drafts of it are often accepted."""
+    that drafts of it are often accepted. Request 6 is greedy with processed log-probabilities, which
+    need its set's normalizer."""
     v, gamma, bsz = 320, 2, 8
     gen = torch.Generator().manual_seed({"none": 31, "dense": 32, "sparse": 33}[kind])
     logits = 0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen)
     logits[4 * (gamma + 1):] = torch.round(logits[4 * (gamma + 1):] * 4) / 4
     head = [r for b in (0, 1, 5) for r in range(b * (gamma + 1), (b + 1) * (gamma + 1))]
     logits[head, 5] += 6.0                                     # half the mass on token 5, the rest flat
-    logits = logits.to(torch.bfloat16)
+    logits = logits.to(dtype)
     drafts, dp = draft_setup(logits, gamma, kind, gen, k_sparse=12, off_support=(3,))
     drafts[[0, 1, 5]] = 5                                      # drafts of the likely token
     drafts[2] = drafts[2, 0]                                   # a repeated draft under a penalty
@@ -213,14 +215,17 @@ def test_sets_beyond_the_bound_are_exact(kind):
         ids[2, :, 0] = drafts[2, 0]
         dp = SparseDraftProbs(ids, dp.probs)
     sets = [dict(top_p=0.9), dict(top_k=60), dict(min_p=0.3), dict(top_p=0.7, min_p=0.1),
-            dict(top_k=97, min_p=0.05), dict(top_p=0.95), dict(min_p=0.2), dict(top_k=25)]
-    params = [SamplingParams(temperature=(1.0, 0.8, 1.3)[b % 3], seed=40 + b, logprobs=b % 4,
+            dict(top_k=97, min_p=0.05), dict(top_p=0.95), dict(min_p=0.2), dict(top_k=60, top_p=0.8)]
+    params = [SamplingParams(temperature=0.0 if b == 6 else (1.0, 0.8, 1.3)[b % 3], seed=40 + b, logprobs=b % 4,
                              logprobs_mode=("processed", "raw")[b % 2], frequency_penalty=0.7 if b == 2 else 0.0,
                              **sets[b]) for b in range(bsz)]
     out, ref, resolved = run(logits, drafts, params, [11 * b for b in range(bsz)], dp=dp, bound=8, block=64, emit=4)
     check(out, ref, resolved)
-    sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], resolved, positions=[0] * bsz)]
-    assert min(sizes) > 3 * 8, sizes                       # every first row's set lies beyond the bound
+    # every first row's set lies beyond the bound (request 6 is greedy: its processed log-probabilities
+    # are normalized over its min-p set, at temperature 1)
+    t1 = [dataclasses.replace(p, temperature=1.0) for p in resolved]
+    sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], t1, positions=[0] * bsz)]
+    assert min(sizes) > 3 * 8, sizes
     assert 0 < int(out.num_accepted.sum()) < bsz * gamma   # acceptances and rejections both happen
     approx, _ = make_sampler(params, v, bound=8, block=64, emit=4, allow_bounded_approximation=True)
     flagged = approx.verify(logits.to(DEVICE), drafts, list(range(bsz)), [11 * b for b in range(bsz)],

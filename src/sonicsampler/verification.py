@@ -154,8 +154,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
                           res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact,
                           t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top,
-                          G_PAD=_pow2_at_least(g), DRAFT=kind, TOP_PAD=plan["const2"]["TOP_PAD"],
-                          RAW_TOP_FROM_CANDIDATES=plan["const2"]["RAW_TOP_FROM_CANDIDATES"], **plan["rows2"])
+                          G_PAD=_pow2_at_least(g), DRAFT=kind,
+                          **{k: plan["const2"][k] for k in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
+                          **plan["rows2"])
     if raw_rows_processed and n_top > 0:
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
         # logits, kept for the emitted positions only (the others stay padded).

@@ -2,18 +2,18 @@
 inside stage 2 (one program per row: the other rows of the batch are not slowed, but the batch waits
 for the longest program). Shared by the sampler's stage 2 and verification's.
 
-A set is described by (thr, lo, f_hi, target) over the row's processed tokens: a token belongs if its
-rank value (processed, rounded to the input dtype) reaches min-p's threshold thr (-inf: no min-p) and
-its 16-bit key is above lo, or equals lo while the weight of the set before it (f_hi, the weight above
-lo, plus the tokens tied at lo with lower ids) is below target. `long_set_bound` finds it:
-- min-p alone, and untruncated rows: every token reaching thr (lo = -1, no search);
-- top-p (after an optional min-p) on 16-bit logits: the nucleus ends at the largest key T whose
-  set mass F(T) (tokens with key >= T) still reaches p times the set's total. Four passes find T by a
-  16-way search over the 16-bit keys (each pass sums the mass above 16 keys at once), and the tokens
-  tied at T are taken in index order while the mass before them is below the target (SEMANTICS.md's
-  order: value, then lower index);
-- top-k above the bound (after an optional min-p, no top-p) on 16-bit logits: the same search with
-  each token weighing 1 instead of its mass, and k as the target: T is the k-th largest key.
+The set, in SEMANTICS.md's order (min-p, then top-k, then top-p; tokens ordered by value, then lower
+index): a token belongs if its rank value (processed, rounded to the input dtype; fp32 rows rank on
+fp32) reaches min-p's threshold thr (-inf: no min-p), and it passes two cuts over the tokens' keys
+(16-bit value keys, 32-bit for fp32 rows). A cut (lo, f_hi, target) keeps the keys above lo, and the
+keys equal to lo in index order while the weight before them (f_hi, the weight above lo, plus the
+tied tokens with lower ids) is below target; the trivial cut (-1, 0, inf) keeps everything.
+- The top-k cut weighs each token 1 and has target k: lo is the k-th largest key of the min-p set.
+- The top-p cut weighs each token by its mass, among the top-k cut's tokens, and has target p times
+  their total mass: lo is the largest key T whose mass at or above it still reaches the target.
+`long_set_bound` finds each cut a request needs by a 16-way search over the keys: 4 passes for
+16-bit keys, 8 for 32-bit ones (each pass sums the weight above 16 keys at once). Min-p alone needs no
+search: its threshold is known.
 
 `long_set_pass` then walks the row once: it sums the set's mass (its exact log-normalizer), tells
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
@@ -30,56 +30,57 @@ from .prologue import bits16_to_f32
 from .rng import gumbel_noise_tile
 from .tile import processed_tile
 
-GREEDY = tl.constexpr(bits.GREEDY)
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
-MIN_P = tl.constexpr(bits.MIN_P)
 
 SUB_LOG2 = tl.constexpr(10)   # the passes walk 1024-token sub-tiles: (1024, 16) sums stay in registers
 
 
 @triton.jit
-def long_set_kinds(flags, exact, valid, KEY64: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
-    """Which exact pass a stochastic row whose set the candidates could not settle takes (none unless
-    EXACT_UNTRUNCATED, i.e. the bounded approximation was not asked for): min-p alone; and on 16-bit
-    logits top-p, or top-k above the bound, each after an optional min-p. Still inexact: top-k above
-    the bound followed by top-p, and fp32 nuclei or big k."""
-    todo = ~exact & valid & ((flags & GREEDY) == 0)
+def long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED: tl.constexpr):
+    """Whether a row takes the exact passes (a valid row whose set the candidates could not settle,
+    unless the bounded approximation was asked for: EXACT_UNTRUNCATED False), and which cuts it
+    searches: top-k (a k above the bound) and top-p. Min-p alone searches neither. A greedy row is
+    inexact only when its processed log-probabilities need such a set's normalizer (its token is the
+    argmax whatever the set)."""
     if EXACT_UNTRUNCATED:
-        min_p = ((flags & (MIN_P | TOP_K | TOP_P)) == MIN_P) & todo
+        long_set = ~exact & valid
     else:
-        min_p = flags < 0                                  # never
-    if EXACT_UNTRUNCATED and not KEY64:
-        nucleus = ((flags & (TOP_K | TOP_P)) == TOP_P) & todo
-        top_k = ((flags & (TOP_K | TOP_P)) == TOP_K) & todo
-    else:
-        nucleus = flags < 0
-        top_k = flags < 0
-    return min_p, nucleus, top_k
+        long_set = flags < 0                               # never
+    return long_set, long_set & ((flags & TOP_K) != 0), long_set & ((flags & TOP_P) != 0)
 
 
 @triton.jit
 def _set_tile(logits_ptr, stride_row, V, row, slot, flags, t,
               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-              thr, m, by_count, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+              thr, m, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
-    """Sub-tile t (2**SUB_LOG2 tokens) of the row: processed values, token ids, 16-bit keys, which
-    tokens reach min-p's threshold (every live finite token when thr is -inf), their mass relative to
-    exp(m), and what each weighs in the search: its mass, or 1 when searching by count (top-k)."""
+    """Sub-tile t (2**SUB_LOG2 tokens) of the row: processed values, token ids, value keys (int64),
+    which tokens reach min-p's threshold (every live finite token when thr is -inf), and their mass
+    relative to exp(m)."""
     _raw, x, offs, _inb, _bad, keys = processed_tile(
         logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     if KEY64:
-        key16 = (keys >> 48).to(tl.int32)          # above lo = -1: fp32 sets are never searched
+        key = (keys >> 32).to(tl.int64)            # the fp32 value's 32-bit key
         rank_val = x
     else:
-        key16 = (keys >> 16).to(tl.int32)
-        rank_val = bits16_to_f32(bits_from_key16(key16), IS_BF16)
+        key = (keys >> 16).to(tl.int64)
+        rank_val = bits16_to_f32(bits_from_key16(key.to(tl.int32)), IS_BF16)
     in_set = (keys != 0) & (rank_val >= thr) & (x > float("-inf"))
-    w = tl.where(in_set, tl.exp(x - m), 0.0)
-    return x, offs, key16, in_set, w, tl.where(by_count, in_set.to(tl.float32), w)
+    return x, offs, key, in_set, tl.where(in_set, tl.exp(x - m), 0.0)
+
+
+@triton.jit
+def _cut(among, key, weight, lo, f_hi, target, tied_before):
+    """The tokens of `among` that a cut (lo, f_hi, target) keeps in this sub-tile (module docstring),
+    and the weight of those tied at lo, which the next sub-tiles count before theirs."""
+    tied = among & (key == lo)
+    w_tied = tl.where(tied, weight, 0.0)
+    before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
+    return (among & (key > lo)) | (tied & (before < target)), tl.sum(w_tied)
 
 
 @triton.jit
@@ -94,20 +95,26 @@ def _running_argmax(best, best_idx, score, offs, V):
 def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
                         mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        thr, m, lo, step, by_count, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-                        MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
-    """One search pass: for the 16 keys lo + j * step, the set's weight at keys >= each: its mass
-    (relative to exp(m)), or its number of tokens there (by_count)."""
-    t_j = lo + tl.arange(0, 16) * step
+                        thr, m, lo_k, f_hi_k, target_k, lo, step, by_count, KEY64: tl.constexpr,
+                        IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                        pend_ptr, n_pend, PENDING: tl.constexpr):
+    """One search pass: for the 16 keys lo + j * step, the weight at keys >= each of the top-k cut's
+    tokens: their number (by_count: searching that cut, which is then trivial) or their mass
+    (relative to exp(m))."""
+    t_j = lo + tl.arange(0, 16).to(tl.int64) * step
     acc = tl.zeros((16,), tl.float32)
+    tied_k = tl.full((), 0.0, tl.float32)
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        _x, _offs, key16, _in, _w, weight = _set_tile(
+        _x, _offs, key, in_set, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, by_count, False, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-        acc += tl.sum(tl.where(key16[:, None] >= t_j[None, :], weight[:, None], 0.0), axis=0)
+            thr, m, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+        in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
+        tied_k += tk
+        weight = tl.where(in_k, tl.where(by_count, 1.0, w), 0.0)
+        acc += tl.sum(tl.where(key[:, None] >= t_j[None, :], weight[:, None], 0.0), axis=0)
         t += 1
     return acc
 
@@ -116,47 +123,63 @@ def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
 def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                   thr, m, top_p, k, search, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-                   MAX_BIAS: tl.constexpr, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """(lo, f_hi, target) of the set (module docstring). With `search` (16-bit logits only), of the
-    top-p nucleus (k = 0) or the top k tokens (k > 0) of the min-p set (the whole row when thr is
-    -inf); f_hi and target are masses relative to exp(m), or counts. Without, every token reaching
-    thr: four fewer passes."""
-    by_count = k > 0
+                   thr, m, top_p, k, search_k, search_p, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                   pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """The set's two cuts (module docstring): (lo_k, f_hi_k, target_k) of top-k when search_k, then
+    (lo, f_hi, target) of top-p among its tokens when search_p; a cut not searched is trivial. f_hi
+    and target of the top-p cut are masses relative to exp(m). One search loop serves both cuts (one
+    copy of the pass in the compiled kernel)."""
+    KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     j = tl.arange(0, 16)
-    lo = tl.where(search, 0, -1)
-    step = 4096
-    f_hi = tl.full((), 0.0, tl.float32)     # weight at keys above the search interval
-    target = tl.full((), float("inf"), tl.float32)
-    n_pass = tl.where(search, 4, 0)         # 65536 keys -> 4096 -> 256 -> 16 -> 1
-    p = 0
-    while p < n_pass:
-        f = _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
-                                prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
-                                bias_vals_ptr, bias_count_ptr, temp_ptr, thr, m, lo, step, by_count,
-                                IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-        if p == 0:
-            # k tokens, or p times F(0): the whole set's mass.
-            target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
-        # The largest j whose key still has weight >= target at or above it (j = 0 always does).
-        reach = (f >= target) & (lo + j * step <= 65535)
-        jj = tl.max(tl.where(reach, j, 0))
-        f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), f_hi)
-        lo = lo + jj * step
-        step = step // 16
-        p += 1
-    return lo, f_hi, target
+    lo_k = tl.full((), -1, tl.int64)
+    f_hi_k = tl.full((), 0.0, tl.float32)
+    target_k = tl.full((), float("inf"), tl.float32)
+    lo = lo_k
+    f_hi = f_hi_k
+    target = target_k
+    phase = tl.where(search_k, 0, 1)        # 0: the top-k cut (by count), 1: the top-p cut (by mass)
+    end = tl.where(search_p, 2, 1)
+    while phase < end:
+        by_count = phase == 0
+        s_lo = tl.full((), 0, tl.int64)
+        step = tl.full((), 2 ** (KEY_BITS - 4), tl.int64)
+        s_f_hi = tl.full((), 0.0, tl.float32)   # weight at keys above the search interval
+        s_target = tl.full((), 0.0, tl.float32)
+        p = 0
+        while p < KEY_BITS // 4:                # 2**KEY_BITS keys, 16 times fewer after each pass
+            f = _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
+                                    prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
+                                    bias_vals_ptr, bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k,
+                                    s_lo, step, by_count, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                                    pend_ptr, n_pend, PENDING)
+            if p == 0:
+                # k tokens, or p times F(0): the whole mass of the top-k cut's tokens.
+                s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
+            # The largest j whose key still has weight >= target at or above it (j = 0 always does).
+            reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
+            jj = tl.max(tl.where(reach, j, 0))
+            s_f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), s_f_hi)
+            s_lo = s_lo + jj.to(tl.int64) * step
+            step = step // 16
+            p += 1
+        if by_count:
+            lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
+        else:
+            lo, f_hi, target = s_lo, s_f_hi, s_target
+        phase += 1
+    return lo_k, f_hi_k, target_k, lo, f_hi, target
 
 
 @triton.jit
 def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                  thr, m, lo, f_hi, target, by_count, seed, pos, stream, d,
+                  thr, m, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, stream, d,
                   residual, log_final, q_ptr, q_ids_ptr, K,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   DRAFT: tl.constexpr = 0, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """One pass over the set (thr, lo, f_hi, target) of the row. Returns (token, the set's
+    """One pass over the set (thr and its two cuts) of the row. Returns (token, the set's
     log-normalizer m + log(its mass relative to exp(m)), whether token d is in the set).
 
     The token is the Gumbel-max over the set on `stream`; with `residual` (verification's rejected
@@ -166,21 +189,22 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     idx_a = tl.full((), 0, tl.int64) + V
     best_b = tl.full((), float("-inf"), tl.float32)
     idx_b = tl.full((), 0, tl.int64) + V
-    tied_before = tl.full((), 0.0, tl.float32)
+    tied_k = tl.full((), 0.0, tl.float32)
+    tied_p = tl.full((), 0.0, tl.float32)
     total = tl.full((), 0.0, tl.float32)
     resid_mass = tl.full((), 0.0, tl.float32)
     d_in = tl.full((), 0, tl.int32)
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     t = 0
     while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        x, offs, key16, in_set, w, weight = _set_tile(
+        x, offs, key, in_set, w = _set_tile(
             logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, by_count, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-        tied = in_set & (key16 == lo)
-        w_tied = tl.where(tied, weight, 0.0)
-        before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
-        member = (in_set & (key16 > lo)) | (tied & (before < target))
+            thr, m, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+        in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
+        member, tp = _cut(in_k, key, w, lo, f_hi, target, tied_p)
+        tied_k += tk
+        tied_p += tp
         start = t.to(tl.int64) * (2 ** SUB_LOG2)
         noise = gumbel_noise_tile(seed, pos, stream, start, 2 ** SUB_LOG2)
         s_a = tl.where(member, x + noise, float("-inf"))
@@ -194,7 +218,6 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
         total += tl.sum(tl.where(member, w, 0.0))
         resid_mass += r_t
         d_in += tl.sum((member & (offs == d)).to(tl.int32))
-        tied_before += tl.sum(w_tied)
         t += 1
     token = idx_a
     if residual:
@@ -206,7 +229,8 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
 def set_head(keep, x, m, target, nucleus):
     """Which candidates (the row's best C, in rank order) belong to the long set, given the bounded
     `keep`. A nucleus keeps those whose preceding mass (relative to exp(m)) is below its target: the
-    bounded top-p normalised by the whole vocabulary, not by the min-p set, so it kept too many. A
-    big top-k keeps every candidate (all C lie inside its k > C tokens), and so does a min-p set."""
+    bounded top-p normalised by the whole vocabulary, not by the min-p or top-k set, so it kept too
+    many. Otherwise every candidate the bounded rules kept: all C lie inside a top-k of k > C, and a
+    min-p set's are exactly those reaching its threshold."""
     w = tl.where(keep, tl.exp(x - m), 0.0)
     return tl.where(nucleus, keep & (tl.cumsum(w, axis=0) - w < target), keep)

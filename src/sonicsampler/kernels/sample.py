@@ -293,12 +293,16 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
                    idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                   NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+                   NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr,
+                   TOP_N: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
     log-probability) pairs, in the row's mode. Returns (the token's, NaN if not asked or invalid; the
     top-n ids padded with -1; their log-probabilities padded with -inf, NaN for an invalid row's
-    asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher."""
+    asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher.
+    TOP_N: some request of the batch asks for top-n pairs; without, their code (the raw re-ranking
+    and its whole-row fallback) is not compiled in, which saves about a third of verification's
+    stage-2 compile time (measured for sm_90 on the CPU)."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
@@ -326,18 +330,19 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
         # raw values for temperature-only rows (raw_top_order). Rows whose processing can reorder
         # tokens (penalties, bias, grammar mask) get raw top-n from the launcher's exact top-k of the
         # logits instead: it says so with RAW_TOP_FROM_CANDIDATES = False.
-        if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
-            order = lane
-            if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
-                order, ids_vec, lp_vec = raw_top_order(
-                    logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
-                    n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY)
-            pick = order[None, :] == t_lane[:, None]
-            sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1).to(tl.int64)
-            sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1).to(tl.float32)
-            asked = t_lane < n_top
-            out_ids = tl.where(asked, tl.where(valid, sel_ids, -1), -1)
-            out_lp = tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF)
+        if TOP_N:
+            if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
+                order = lane
+                if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
+                    order, ids_vec, lp_vec = raw_top_order(
+                        logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
+                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY)
+                pick = order[None, :] == t_lane[:, None]
+                sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1).to(tl.int64)
+                sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1).to(tl.float32)
+                asked = t_lane < n_top
+                out_ids = tl.where(asked, tl.where(valid, sel_ids, -1), -1)
+                out_lp = tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF)
     return lp_out, out_ids, out_lp
 
 
@@ -352,7 +357,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
+                  EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
@@ -367,8 +373,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
-    long_min_p, long_nucleus, long_top_k = long_set_kinds(flags, exact, valid, KEY64, EXACT_UNTRUNCATED)
-    long_set = long_min_p | long_nucleus | long_top_k
+    long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
     # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
     # every selectable token is a candidate (untruncated and long-set rows are exact only through
     # passes beyond the candidates). Greedy rows: one-hot at the token.
@@ -376,25 +381,28 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     exact = exact | long_set
     dropped = tl.where(long_set, 0.0, dropped)
 
-    # Selection.
-    if (flags & GREEDY) != 0:
-        token = _at(idx, lane, 0)
-    elif long_set:
+    # Selection. A greedy row in a long set takes the passes for its processed log-probabilities'
+    # normalizer only: its token is the first candidate.
+    token = _at(idx, lane, 0)
+    if long_set:
         m0 = _at(x, lane, 0)
-        k = tl.where(long_top_k, tl.load(top_k_ptr + slot), 0)
-        lo, f_hi, target = long_set_bound(
+        lo_k, f_hi_k, target_k, lo, f_hi, target = long_set_bound(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, tl.load(top_p_ptr + slot), k, long_nucleus | long_top_k, IS_BF16, HAS_MASK, MAX_BIAS)
-        token, log_final, _d_in = long_set_pass(
+            thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
+            KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        drawn, log_final, _d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, lo, f_hi, target, k > 0, tl.load(seed_ptr + slot), tl.load(positions_ptr + row), 0, -1,
-            False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        keep = set_head(keep, x, m0, target, long_nucleus)
+            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, tl.load(seed_ptr + slot),
+            tl.load(positions_ptr + row), 0, -1, False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK,
+            MAX_BIAS)
+        keep = set_head(keep, x, m0, target, search_p)
+        if (flags & GREEDY) == 0:
+            token = drawn
     elif untruncated:
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-    else:
+    elif (flags & GREEDY) == 0:
         seed = tl.load(seed_ptr + slot)
         pos = tl.load(positions_ptr + row)
         score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
@@ -431,7 +439,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     lp_out, out_ids, out_lp = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
-        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
     t_lane = tl.arange(0, TOP_PAD)
     tl.store(logprob_ptr + row, lp_out)
     tl.store(top_ids_ptr + row * N_TOP + t_lane, out_ids, mask=t_lane < N_TOP)

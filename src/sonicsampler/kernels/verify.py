@@ -25,11 +25,11 @@ turn (the earlier walk by one program per request cost ~4 rows' time at γ = 3, 
 
 Rows whose set reaches past the candidates are exact through passes over the whole row, as in the
 sampler (kernels/long_rows.py): untruncated rows (p_l(d) from the full-vocabulary normalizer, the
-bonus token stage 1's full-vocabulary Gumbel-max, a residual draw one pass), min-p-only sets, and on
-16-bit logits nuclei and top-k sets above the bound (four passes find the set's bounds, one more
-gives its normalizer, whether d is in it and the bonus draw, and a rejected draft costs one more for
-the residual). Still inexact, and reported (`exact`), as in the sampler: top-k above the bound
-followed by top-p, fp32 nuclei and fp32 top-k above the bound.
+bonus token stage 1's full-vocabulary Gumbel-max, a residual draw one pass), and every truncated set
+beyond the bound (min-p, top-k above the bound, top-p, in any combination and dtype): search passes
+find the set's cuts, one more pass gives its normalizer, whether d is in it and the bonus draw, and
+a rejected draft costs one more for the residual. Only `allow_bounded_approximation` leaves rows
+inexact (reported, `exact`).
 
 Precision: p_l, q_l and the residual are fp32 here, float64 in the reference, so the two can differ
 where u·q(d) lies within float rounding of p(d), or where two residual scores are that close.
@@ -87,7 +87,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-               TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+               TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
     token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*),
     the token's log-probability (NaN if not asked) and the row's top-n ids and log-probabilities
@@ -110,36 +110,40 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     first = _at(idx, lane, 0)
     tok = first
     accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
-    # Sets the candidates cannot hold: exact through passes over the row (kernels/long_rows.py).
-    long_min_p, long_nucleus, long_top_k = long_set_kinds(flags, row_exact, row_ok, KEY64, EXACT_UNTRUNCATED)
-    long_set = long_min_p | long_nucleus | long_top_k
+    # Sets the candidates cannot hold: exact through passes over the row (kernels/long_rows.py); a
+    # greedy row takes them only for its processed log-probabilities' normalizer. Untruncated rows
+    # keep every token (trivial cuts, thr -inf) for their residual pass.
+    long_set, search_k, search_p = long_set_kinds(flags, row_exact, row_ok, EXACT_UNTRUNCATED)
     row_exact = row_exact | long_set
+    m0 = _at(x, lane, 0)
+    lo_k = tl.full((), -1, tl.int64)
+    f_hi_k = tl.full((), 0.0, tl.float32)
+    target_k = tl.full((), float("inf"), tl.float32)
+    lo, f_hi, target = lo_k, f_hi_k, target_k
+    d_in = untruncated
+    drawn = first
+    if long_set:
+        # The set's cuts, then one pass: its normalizer, whether d is in it, and the bonus draw.
+        lo_k, f_hi_k, target_k, lo, f_hi, target = long_set_bound(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
+            KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
+        drawn, log_final, d_in = long_set_pass(
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_SAMPLE, d_safe, False, 0.0,
+            q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
+        keep = set_head(keep, x, m0, target, search_p)   # the candidates' part, for top-n
     if row_ok & ((flags & GREEDY) == 0):
         whole_row = untruncated | long_set   # p's support reaches past the candidates
-        m0 = _at(x, lane, 0)
-        k = tl.where(long_top_k, tl.load(top_k_ptr + slot), 0)
-        lo = tl.full((), -1, tl.int32)
-        f_hi = tl.full((), 0.0, tl.float32)
-        target = tl.full((), float("inf"), tl.float32)
-        d_in = untruncated
-        if long_set:
-            # The set's bounds, then one pass: its normalizer, whether d is in it, and the bonus draw.
-            lo, f_hi, target = long_set_bound(
-                logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                thr, m0, tl.load(top_p_ptr + slot), k, long_nucleus | long_top_k, IS_BF16, HAS_MASK, MAX_BIAS,
-                pend, l, True)
-            tok, log_final, d_in = long_set_pass(
-                logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                thr, m0, lo, f_hi, target, k > 0, seed, pos, STREAM_SAMPLE, d_safe, False, 0.0,
-                q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
-            keep = set_head(keep, x, m0, target, long_nucleus)   # the candidates' part, for top-n
         if bonus:
             if untruncated:
                 # stage 1's full-vocabulary Gumbel-max of this row (sampling stream, position pos)
                 tok = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-            elif ~long_set:
+            elif long_set:
+                tok = drawn
+            else:
                 score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
                 _s, tok = argmax_lowest(score, idx, V)
         else:
@@ -163,7 +167,8 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                     tok, _lf, _in = long_set_pass(
                         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                        temp_ptr, thr, m0, lo, f_hi, target, k > 0, seed, pos, STREAM_RESIDUAL, d_safe, True,
+                        temp_ptr, thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_RESIDUAL,
+                        d_safe, True,
                         log_final, q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
                 else:
                     q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
@@ -182,7 +187,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     lp, top_ids, top_lp = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,
-        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
     res = (row_ok.to(tl.int32) * ROW_OK + accept.to(tl.int32) * ROW_ACCEPT
            + row_exact.to(tl.int32) * ROW_EXACT)
     return tok, res, lp, top_ids, top_lp
@@ -233,7 +238,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr):
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     # One program per target row (module docstring); arrived_ptr holds one zeroed counter per request.
     row = tl.program_id(0).to(tl.int64)
     G = gamma + 1
@@ -251,7 +256,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
             cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
-            EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES)
+            EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
         tl.store(res_tok_ptr + row, tok)
         tl.store(res_bits_ptr + row, res)
         tl.store(res_lp_ptr + row, lp)

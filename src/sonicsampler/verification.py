@@ -155,7 +155,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                           res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact,
                           t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top,
                           G_PAD=_pow2_at_least(g), DRAFT=kind,
-                          **{k: plan["const2"][k] for k in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
+                          **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
                           **plan["rows2"])
     if raw_rows_processed and n_top > 0:
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the

@@ -290,6 +290,23 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
 
 
 @triton.jit
+def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
+                 mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """Raw and processed value of one token of a row (the token need not be a candidate; tok in
+    0..V-1). Shared by the sampler's and verification's stage 2; PENDING: see prologue.process."""
+    two = tl.arange(0, 2)
+    tok2 = tok + two * 0
+    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
+    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    return tl.max(raw2), tl.max(x2)
+
+
+@triton.jit
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
                    idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
@@ -391,6 +408,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
             KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        # The draw on the sampling stream (0); no draft (d = -1, no residual: the q pointers are unused).
         drawn, log_final, _d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -419,15 +437,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
         tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
         tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
-    # The token's own raw and processed values (it need not be a candidate).
-    two = tl.arange(0, 2)
-    tok2 = token + two * 0
-    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK, MAX_BIAS)
-    raw_tok = tl.max(raw2)
-    x_tok = tl.max(x2)
+    raw_tok, x_tok = token_values(token, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
+                                  prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
+                                  bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS)
     tl.store(valid_ptr + row, valid.to(tl.int8))
     tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
     tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))

@@ -43,9 +43,8 @@ import triton.language as tl
 from .. import indicators as bits
 from .draft import argmax_lowest, draft_q, residual_scores
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .prologue import process
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, row_distribution, row_slot, token_logprobs, untruncated_token
+from .sample import _at, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -54,21 +53,6 @@ LOGPROBS = tl.constexpr(bits.LOGPROBS)
 STREAM_SAMPLE = tl.constexpr(0)
 STREAM_ACCEPT = tl.constexpr(1)
 STREAM_RESIDUAL = tl.constexpr(2)
-
-
-@triton.jit
-def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
-                 mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 pend_ptr, n_pend, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Raw and processed value of one token of a row (the token need not be a candidate; tok in 0..V-1)."""
-    two = tl.arange(0, 2)
-    tok2 = tok + two * 0
-    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, True)
-    return tl.max(raw2), tl.max(x2)
 
 
 # Bits of a row's result word in scratch (verify_row -> finish_request).
@@ -151,7 +135,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                 _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
                                            mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                            pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                           pend, l, HAS_MASK, MAX_BIAS)
+                                           HAS_MASK, MAX_BIAS, pend, l, True)
                 in_p = d_ok & d_in & (x_d > NEG_INF)
                 p_d = tl.where(in_p, tl.exp(x_d - log_final), 0.0)
             else:
@@ -183,7 +167,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
         raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
                                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                   pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                  pend, l, HAS_MASK, MAX_BIAS)
+                                  HAS_MASK, MAX_BIAS, pend, l, True)
     lp, top_ids, top_lp = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -96,6 +96,20 @@ case "$1" in
         | grep -v "^ \|Warning\|warn" ;;
   sweep)    # the sampler's launch table for 32 and 128 rows (1 row is in the table)
     timeout 520 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --warps 8x8,4x8 ;;
+  regs)     # run 35: stage 1's register cap (ptxas .maxnreg) at 32 and 128 rows, after the load / process
+            # split; the table rebuilt from every timing (this run's replace earlier ones); then the sampler
+            # and verification against their baselines on the new table
+    timeout 220 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --configs \
+        extract/1024/8/1x8,extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0,extract/1024/8/1x8/96x0,extract/1024/8/1x8/80x0
+    python3 benchmarks/tune_sampler.py --from-timings benchmarks/results/h100/run11_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run19_tune_sampler.timings.jsonl benchmarks/results/h100/run20_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run26_tune_sampler.timings.jsonl "$OUT/sample_sm90.json.timings.jsonl" \
+        --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader), run 35" --out src/sonicsampler/tuning/tables/sample_sm90.json
+    cp src/sonicsampler/tuning/tables/sample_sm90.json "$OUT/sample_sm90_table.json"
+    timeout 150 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --rows 1,4,16,32,64,128 \
+        --vocab 151936 --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -103,6 +117,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

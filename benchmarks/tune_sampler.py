@@ -39,6 +39,17 @@ def candidates(v, blocks, emits, warps, strategies):
                         yield {"block": block, "emit": emit, "warps1": w[0], "warps2": w[1], "strategy": strategy}
 
 
+def _config(text: str) -> dict:
+    """'strategy/block/emit/W1xW2[/R1xR2]' -> a configuration (register caps only when not 0)."""
+    st, b, e, w, *r = text.split("/")
+    cfg = {"block": int(b), "emit": int(e), "warps1": int(w.split("x")[0]), "warps2": int(w.split("x")[1]),
+           "strategy": st}
+    for name, cap in zip(("regs1", "regs2"), (int(x) for x in (r[0].split("x") if r else ()))):
+        if cap:
+            cfg[name] = cap
+    return cfg
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="sample_table.json")
@@ -48,7 +59,8 @@ def main():
     ap.add_argument("--emits", default="16,32")
     ap.add_argument("--warps", default="8x8,4x8,4x4")
     ap.add_argument("--strategies", default="bitonic,rank")
-    ap.add_argument("--configs", default="", help="instead of the grid: 'strategy/block/emit/W1xW2' entries, comma-separated")
+    ap.add_argument("--configs", default="", help="instead of the grid: 'strategy/block/emit/W1xW2[/R1xR2]' entries, "
+                    "comma-separated (R: each stage's register cap, 0 for none)")
     ap.add_argument("--install", action="store_true", help="also write the table into src/sonicsampler/tuning/tables")
     ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
     ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
@@ -70,12 +82,11 @@ def main():
             slots = torch.arange(n, device="cuda")
             pos = torch.zeros(n, dtype=torch.int64, device="cuda")
             best = None
-            grid = ([{"block": int(b), "emit": int(e), "warps1": int(w.split("x")[0]), "warps2": int(w.split("x")[1]),
-                      "strategy": st} for st, b, e, w in (c.split("/") for c in a.configs.split(","))]
+            grid = ([_config(c) for c in a.configs.split(",")]
                     if a.configs else candidates(v, blocks, emits, warps, a.strategies.split(",")))
             for cfg in grid:
                 s = Sampler(v, n, "cuda", block=cfg["block"], emit=cfg["emit"], warps=(cfg["warps1"], cfg["warps2"]),
-                            strategy=cfg["strategy"])
+                            strategy=cfg["strategy"], regs=(cfg.get("regs1", 0), cfg.get("regs2", 0)))
                 for i in range(n):
                     s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
                 try:

@@ -63,7 +63,7 @@ def table_from_timings(paths):
     for (v, n), rows in points.items():
         best = min(rows, key=lambda r: r["us"])
         entries.append({"max_vocab": v, "max_rows": n, "us": round(best["us"], 2),
-                        **{f: best[f] for f in ("block", "m", "warps1", "warps2", "emit", "strategy") if f in best}})
+                        **{f: best[f] for f in ("block", "m", "warps1", "warps2", "emit", "strategy", "regs1", "regs2") if f in best}})
     return sorted(entries, key=lambda e: (e["max_vocab"], e["max_rows"]))
 
 

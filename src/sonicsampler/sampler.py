@@ -36,18 +36,19 @@ class Sampler:
     is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True asks for the paper's
     behaviour: sample among the best `bound` tokens (faster: no noise for every token, no passes),
     with such rows flagged and the dropped mass reported.
-    block, emit, warps, strategy: launch configuration overrides; by default they come per batch size
-    from the measured table (sonicsampler.tuning.sample_config).
+    block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
+    size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
+    per thread (0: none).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
-                 strategy: str | None = None):
+                 strategy: str | None = None, regs: tuple[int, int] | None = None):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
-        self.vocab_size, self.bound, self.block, self.warps = vocab_size, bound, block, warps
+        self.vocab_size, self.bound, self.block, self.warps, self.regs = vocab_size, bound, block, warps, regs
         self.exact_untruncated = not allow_bounded_approximation
         if emit is not None and (emit < 2 or emit & (emit - 1)):
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
@@ -254,7 +255,8 @@ class Sampler:
         with this Sampler's overrides applied."""
         cfg = sample_config(self.table.device, self.vocab_size, rows)
         return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
-                            *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy)
+                            *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy,
+                            *(self.regs or (cfg.regs1, cfg.regs2)))
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
@@ -282,12 +284,12 @@ class Sampler:
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
-                      STRATEGY=cfg.strategy, num_warps=warps[0])
+                      STRATEGY=cfg.strategy, num_warps=warps[0], **_reg_cap(cfg.regs1))
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
-                     EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1])
+                     EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2))
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft)
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
@@ -351,3 +353,8 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
                 raise SamplingInputError("output_token_ids", f"token ids must be in 0..{v - 1}", i)
             s.table.counts[i] = torch.bincount(out, minlength=v).to(torch.int32).to(logits.device)
     return s.sample(logits, list(range(n)), positions, grammar_bitmask)
+
+
+def _reg_cap(regs: int) -> dict:
+    """The launch option capping a stage's registers per thread (none for 0)."""
+    return {"maxnreg": regs} if regs else {}

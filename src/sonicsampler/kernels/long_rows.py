@@ -59,7 +59,7 @@ def _set_tile(logits_ptr, stride_row, V, row, slot, flags, t,
     """Sub-tile t (2**SUB_LOG2 tokens) of the row: processed values, token ids, value keys (int64),
     which tokens reach min-p's threshold (every live finite token when thr is -inf), and their mass
     relative to exp(m)."""
-    _raw, x, offs, _inb, _bad, keys = processed_tile(
+    x, offs, _inb, _bad, keys = processed_tile(
         logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)

@@ -27,7 +27,7 @@ def pending_counts(idx, pend_ptr, n_pend):
     c = tl.zeros(idx.shape, tl.int32)
     j = 0
     while j < n_pend:
-        c += (idx == tl.load(pend_ptr + j).to(tl.int64)).to(tl.int32)
+        c += (idx == tl.load(pend_ptr + j).to(idx.dtype)).to(tl.int32)
         j += 1
     return c
 
@@ -62,7 +62,7 @@ def process(x, idx, live, row, slot, flags, V,
         n = tl.load(bias_count_ptr + slot)
         j = 0
         while j < n:
-            t = tl.load(bias_ids_ptr + slot * MAX_BIAS + j).to(tl.int64)
+            t = tl.load(bias_ids_ptr + slot * MAX_BIAS + j).to(idx.dtype)
             b = tl.load(bias_vals_ptr + slot * MAX_BIAS + j)
             x = tl.where(idx == t, x + b, x)
             j += 1

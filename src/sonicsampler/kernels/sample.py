@@ -35,7 +35,7 @@ from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
                    merge_tile_top, selection_scratch)
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .tile import processed_tile
+from .tile import load_tile, process_tile, processed_tile
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -87,18 +87,20 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     if PENDING:
         pend_ptr = drafts_ptr + (row // rows_per_request) * (rows_per_request - 1)
         n_pend = row % rows_per_request
-    raw, x, offs, inb, bad, keys = processed_tile(
-        logits_ptr, stride_row, V, row, slot, flags, tile, mask_ptr, mask_stride, prompt_mask_ptr, words,
-        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    m_p, s_p = _max_sumexp(x, inb & ~bad)
+    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2)
     st = stats_ptr + tile_id * N_STATS
-    tl.store(st + 0, m_p)
-    tl.store(st + 1, s_p)
     if (flags & LOGPROBS) != 0:
+        # Before processing, so that the raw values need not stay live beside the processed ones.
         m_r, s_r = _max_sumexp(raw, inb & (raw == raw))
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
+    x, bad, keys = process_tile(
+        raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    m_p, s_p = _max_sumexp(x, inb & ~bad)
+    tl.store(st + 0, m_p)
+    tl.store(st + 1, s_p)
     tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))
     live = inb & ~bad
     if EXACT_UNTRUNCATED:
@@ -176,7 +178,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
                 if last_t > kth:
-                    _r, _x, _o, _i, _b, keys = processed_tile(
+                    _x, _o, _i, _b, keys = processed_tile(
                         logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
                         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                         bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,

@@ -21,6 +21,11 @@ class SampleConfig:
     warps1: int = 8
     warps2: int = 8
     strategy: str = "bitonic"   # stage 1's selection of a tile's E best keys: one of topk_config.STRATEGIES
+    # Register caps per thread (ptxas .maxnreg; 0: none) of each stage. Uncapped, ptxas gives stage 1 all
+    # 255 registers at one warp: the rare branches (penalties, bias, untruncated noise) count as much as
+    # the plain path, and 255 registers leave 8 one-warp programs per SM, too few to hide the loads.
+    regs1: int = 0
+    regs2: int = 0
 
 
 # Past its largest row bound the table's last entry still applies if that bound is a batch of at least
@@ -38,4 +43,5 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     # block 1024) applied to V = 32768 refilled about half the rows, and verification there took
     # 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
     block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
-    return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"))
+    return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"),
+                        e.get("regs1", 0), e.get("regs2", 0))

@@ -96,11 +96,12 @@ case "$1" in
         | grep -v "^ \|Warning\|warn" ;;
   sweep)    # the sampler's launch table for 32 and 128 rows (1 row is in the table)
     timeout 520 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --warps 8x8,4x8 ;;
-  regs)     # run 35: stage 1's register cap (ptxas .maxnreg) at 32 and 128 rows, after the load / process
+  regs)     # runs 35-36: stage 1's register cap (ptxas .maxnreg) at 32 and 128 rows, after the load / process
             # split; the table rebuilt from every timing (this run's replace earlier ones); then the sampler
-            # and verification against their baselines on the new table
+            # and verification against their baselines on the new table; with $2 (seconds), production-size
+            # tokens and graph replay
     timeout 220 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --configs \
-        extract/1024/8/1x8,extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0,extract/1024/8/1x8/96x0,extract/1024/8/1x8/80x0
+        extract/1024/8/1x8,extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0,extract/1024/8/1x8/112x0,extract/1024/8/1x8/96x0
     python3 benchmarks/tune_sampler.py --from-timings benchmarks/results/h100/run11_tune_sampler.timings.jsonl \
         benchmarks/results/h100/run19_tune_sampler.timings.jsonl benchmarks/results/h100/run20_tune_sampler.timings.jsonl \
         benchmarks/results/h100/run26_tune_sampler.timings.jsonl "$OUT/sample_sm90.json.timings.jsonl" \
@@ -109,7 +110,8 @@ case "$1" in
     timeout 150 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --rows 1,4,16,32,64,128 \
         --vocab 151936 --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
     timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
-        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    [ -n "$2" ] && timeout "$2" python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'" ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16

@@ -2,6 +2,10 @@
 ids of one row: stage 1 runs it on a tile, stage 2 on its gathered candidates, with identical arithmetic
 so both see the same fp32 values. Each step runs only for slots whose indicator bit asks for it, so a
 plain row reads nothing but its logits. The bit values come from `sonicsampler/indicators.py`.
+
+Divisions are IEEE-rounded (`div_rn`), as torch's are: Triton's `/` on fp32 compiles to div.full.f32
+(a reciprocal times x, up to 2 ulp off), which could move a processed value across a rounding
+boundary of the 16-bit ranking keys and so change a set at its edge.
 """
 import triton
 import triton.language as tl
@@ -52,7 +56,7 @@ def process(x, idx, live, row, slot, flags, V,
             pw = tl.load(prompt_mask_ptr + slot * words + (idx >> 5), mask=live, other=0)
             r = tl.load(rep_ptr + slot)
             seen = (c > 0) | _bit(pw, idx)
-            x = tl.where(seen, tl.where(x > 0, x / r, x * r), x)
+            x = tl.where(seen, tl.where(x > 0, tl.math.div_rn(x, r), x * r), x)
         if (flags & (FREQUENCY | PRESENCE)) != 0:
             f = tl.load(freq_ptr + slot)
             p = tl.load(pres_ptr + slot)
@@ -67,7 +71,7 @@ def process(x, idx, live, row, slot, flags, V,
             x = tl.where(idx == t, x + b, x)
             j += 1
     if (flags & TEMPERATURE) != 0:
-        x = x / tl.load(temp_ptr + slot)
+        x = tl.math.div_rn(x, tl.load(temp_ptr + slot))
     return x
 
 

@@ -35,7 +35,7 @@ from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
                    merge_tile_top, selection_scratch)
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .tile import load_tile, process_tile, processed_tile
+from .tile import load_tile, process_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -94,10 +94,9 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         m_r, s_r = _max_sumexp(raw, inb & (raw == raw))
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
-    x, bad, keys = process_tile(
-        raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-        BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     m_p, s_p = _max_sumexp(x, inb & ~bad)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
@@ -114,6 +113,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
+    # The keys last: the processed values are dead once they are built.
+    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
     emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
 
 

@@ -1,8 +1,9 @@
 """One tile of one row, loaded and processed: shared by the sampler's two stages, verification and the
-exact full-row passes. Stage 1 loads and processes in two steps, so that the raw logits' statistics
-(asked for by log-probability rows only) are taken before processing and the raw values do not stay
-live beside the processed ones: that cost a 1-warp tile of 1024 tokens 84 registers (189 -> 105 in
-the sm_90 compile), i.e. occupancy."""
+exact full-row passes. Stage 1 takes the three steps (load, process, keys) apart, so that no two
+of a tile's raw values, processed values and keys stay live together longer than they must: the raw
+logits' statistics (log-probability rows only) come before processing, the processed values' uses
+before the keys. Keeping the raw values live beside the processed ones cost a 1-warp tile of 1024
+tokens 84 registers in the sm_90 compile (189 -> 105), i.e. occupancy."""
 import triton
 import triton.language as tl
 
@@ -24,22 +25,26 @@ def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr):
 def process_tile(raw, offs, inb, row, slot, flags, V,
                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                  pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """A loaded tile's processed logits, lanes with NaN or +inf processed values, and the tile keys
-    ranking the processed values (rounded to the input dtype; 0 for lanes outside the vocabulary or
-    bad). PENDING: the row's pending draft tokens count as output (prologue.process)."""
+    """A loaded tile's processed logits and its lanes with NaN or +inf processed values. PENDING: the
+    row's pending draft tokens count as output (prologue.process)."""
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    bad = inb & ((x != x) | (x == float("inf")))
+    return x, inb & ((x != x) | (x == float("inf")))
+
+
+@triton.jit
+def tile_keys(x, offs, live, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """The tile keys ranking processed values (rounded to the input dtype; fp32 rows on fp32), 0 where
+    not live (outside the vocabulary, or bad)."""
     local = tl.arange(0, 2 ** BLOCK_LOG2)
     if KEY64:
-        keys = pack_tile_keys(x, local, offs, inb & ~bad, True)
+        keys = pack_tile_keys(x, local, offs, live, True)
     else:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, inb & ~bad)
-    return x, bad, keys
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, live)
+    return keys
 
 
 @triton.jit
@@ -51,8 +56,7 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """load_tile then process_tile: (processed logits, token ids, in-vocabulary lanes, bad lanes, keys)."""
     raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2)
-    x, bad, keys = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr,
-                                words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                                bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                                pend_ptr, n_pend, PENDING)
-    return x, offs, inb, bad, keys
+    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    return x, offs, inb, bad, tile_keys(x, offs, inb & ~bad, BLOCK_LOG2, KEY64, IS_BF16)

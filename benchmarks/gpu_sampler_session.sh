@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -112,6 +112,22 @@ case "$1" in
     timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
         --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
     [ -n "$2" ] && timeout "$2" python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'" ;;
+  division) # run 37: the cost of exact division by the temperature (prologue.div_exact; 0 = div_rn, 1 = fp64
+            # product, 2 = div.full, inexact) at 32 and 128 rows and three register caps; then the table
+            # from mode 1's timings and the sampler and verification against their baselines in mode 1
+    for d in 1 2 0; do
+      SONICSAMPLER_DIVISION=$d timeout 150 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/division$d.json" \
+          --configs extract/1024/8/1x8,extract/1024/8/1x8/128x0,extract/1024/8/1x8/96x0 | sed "s/^/division=$d /"
+    done
+    python3 benchmarks/tune_sampler.py --from-timings benchmarks/results/h100/run11_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run19_tune_sampler.timings.jsonl benchmarks/results/h100/run20_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run26_tune_sampler.timings.jsonl "$OUT/division1.json.timings.jsonl" \
+        --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader), run 37" --out src/sonicsampler/tuning/tables/sample_sm90.json
+    cp src/sonicsampler/tuning/tables/sample_sm90.json "$OUT/sample_sm90_table.json"
+    timeout 110 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --rows 1,32,128 \
+        --vocab 151936 --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 110 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -119,6 +135,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -96,7 +96,7 @@ case "$1" in
         | grep -v "^ \|Warning\|warn" ;;
   sweep)    # the sampler's launch table for 32 and 128 rows (1 row is in the table)
     timeout 520 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --warps 8x8,4x8 ;;
-  regs)     # runs 35-36: stage 1's register cap (ptxas .maxnreg) at 32 and 128 rows, after the load / process
+  regs)     # runs 35, 36, 38: stage 1's register cap (ptxas .maxnreg) at 32 and 128 rows, after the load / process
             # split; the table rebuilt from every timing (this run's replace earlier ones); then the sampler
             # and verification against their baselines on the new table; with $2 (seconds), production-size
             # tokens and graph replay
@@ -112,9 +112,9 @@ case "$1" in
     timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
         --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
     [ -n "$2" ] && timeout "$2" python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'" ;;
-  division) # run 37: the cost of exact division by the temperature (prologue.div_exact; 0 = div_rn, 1 = fp64
-            # product, 2 = div.full, inexact) at 32 and 128 rows and three register caps; then the table
-            # from mode 1's timings and the sampler and verification against their baselines in mode 1
+  division) # run 37 (95eb3c8, whose prologue.py had the switch SONICSAMPLER_DIVISION): the cost of exact
+            # division by the temperature (0 = div_rn, 1 = fp64 product, 2 = div.full, inexact) at 32 and
+            # 128 rows and three register caps
     for d in 1 2 0; do
       SONICSAMPLER_DIVISION=$d timeout 150 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/division$d.json" \
           --configs extract/1024/8/1x8,extract/1024/8/1x8/128x0,extract/1024/8/1x8/96x0 | sed "s/^/division=$d /"

@@ -8,8 +8,6 @@ division is (`div_exact`): Triton's `/` on fp32 compiles to div.full.f32 (a reci
 to 2 ulp off), which could move a processed value across a rounding boundary of the 16-bit ranking
 keys and so change a set at its edge.
 """
-import os
-
 import triton
 import triton.language as tl
 
@@ -22,10 +20,6 @@ BIAS = tl.constexpr(bits.BIAS)
 TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
 
 
-# Experiment switch (run 37): 0 = div_rn, 1 = fp64 product, 2 = div.full (inexact).
-DIVISION = tl.constexpr(int(os.environ.get("SONICSAMPLER_DIVISION", "1")))
-
-
 @triton.jit
 def div_exact(x, t):
     """x / t (fp32 block by a positive fp32 scalar), correctly rounded.
@@ -34,14 +28,12 @@ def div_exact(x, t):
     and x / t, when it is not itself a rounding midpoint of fp32, lies at least 2**-49 (relative) away
     from every midpoint (x has 24 significant bits, a midpoint times t at most 49), so the rounding
     is the same; a quotient exactly at a midpoint needs t's odd part to divide x's, which leaves it
-    24 bits, not 25. No underflow or overflow can occur in fp64. IEEE division (div_rn) cost stage 1
-    ~20% at 128 rows on the H100 (run 36): one branchy sequence per element."""
-    if DIVISION == 0:
-        return tl.math.div_rn(x, t)
-    elif DIVISION == 1:
-        return (x.to(tl.float64) * (1.0 / t.to(tl.float64))).to(tl.float32)
-    else:
-        return x / t
+    24 bits, not 25. No underflow or overflow can occur in fp64. Checked against torch's division on
+    3.6e8 values (random scales, bf16-valued and fp32, nine temperatures): no difference.
+
+    Stage 1 of the sampler at 32 / 128 rows on the H100 (run 37): 38.1 / 94.2 us with div.full (Triton's
+    `/`, inexact), 40.1 / 98.7 with this, 41.6 / 106.1 with div_rn (a branchy sequence per element)."""
+    return (x.to(tl.float64) * (1.0 / t.to(tl.float64))).to(tl.float32)
 
 
 @triton.jit

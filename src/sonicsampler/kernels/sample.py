@@ -97,11 +97,14 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    live = inb & ~bad
+    # The keys right away: building them after the untruncated branch, when the processed values are
+    # dead, cost 6% at 128 rows on the H100 (run 37 against run 35).
+    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
     m_p, s_p = _max_sumexp(x, inb & ~bad)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
     tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))
-    live = inb & ~bad
     if EXACT_UNTRUNCATED:
         if (flags & UNTRUNCATED_MASK) == 0:
             # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports
@@ -113,8 +116,6 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    # The keys last: the processed values are dead once they are built.
-    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
     emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -135,6 +135,14 @@ case "$1" in
     timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
         --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
     timeout 180 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" --mix base,top_k ;;
+  noise)    # run 40: the Gumbel noise's outer logarithm by MUFU (kernels/rng.py): the untruncated and top-k
+            # mixes, the untruncated draws' statistics at 1e5 draws, production-size tokens; two-warp
+            # stage-1 tiles at 32 and 128 rows beside the table's configurations
+    timeout 150 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" --mix base,top_k
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact and untruncated" 2>&1 | tail -3
+    timeout 130 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 130 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --configs \
+        extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0,extract/1024/8/2x8,extract/1024/8/2x8/128x0 ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -142,6 +150,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|mixes|mixes2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -143,6 +143,22 @@ case "$1" in
     timeout 130 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
     timeout 130 python3 benchmarks/tune_sampler.py --rows 32,128 --out "$OUT/sample_sm90.json" --configs \
         extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0,extract/1024/8/2x8,extract/1024/8/2x8/128x0 ;;
+  host)     # run 41: launches with fixed addresses (launch.Launcher dynamic): host time in the mixes (top-k,
+            # logprobs, heavy, untruncated), graph replay against eager; stage 2's warps and register cap at
+            # 512 rows (verification's B = 128, γ = 3), the table with that bucket, verification at B = 64, 128
+    timeout 200 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
+        --mix top_k,standard_logprobs,heavy,base
+    timeout 90 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
+    timeout 150 python3 benchmarks/tune_sampler.py --rows 512 --out "$OUT/sample_sm90.json" --configs \
+        extract/1024/8/1x8/128x0,extract/1024/8/1x8/128x128,extract/1024/8/1x4/128x0,extract/1024/8/1x4/128x128
+    python3 benchmarks/tune_sampler.py --from-timings benchmarks/results/h100/run11_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run19_tune_sampler.timings.jsonl benchmarks/results/h100/run20_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run26_tune_sampler.timings.jsonl benchmarks/results/h100/run38_tune_sampler.timings.jsonl \
+        "$OUT/sample_sm90.json.timings.jsonl" --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader), run 41" \
+        --out src/sonicsampler/tuning/tables/sample_sm90.json
+    cp src/sonicsampler/tuning/tables/sample_sm90.json "$OUT/sample_sm90_table.json"
+    timeout 100 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 64,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -150,6 +166,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|mixes|mixes2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -28,22 +28,46 @@ def int_spec(i: int) -> tuple:
     return i == 1, i % 16 == 0, -2**31 <= i < 2**31
 
 
+def _address(a):
+    return a.data_ptr() if isinstance(a, torch.Tensor) else a
+
+
 class Launcher:
     def __init__(self, fn):
         self.fn = fn
         self._compiled: dict = {}
 
-    def __call__(self, grid: tuple, key, args: tuple, consts: dict) -> None:
+    def __call__(self, grid: tuple, key, args: tuple, consts: dict, dynamic: tuple | None = None) -> None:
+        """Launch with `args` (the kernel's leading parameters). `dynamic`: the positions of the
+        arguments that may change between calls with one key; every other tensor is then passed as
+        the address it had at the first call. Triton's launcher calls data_ptr() and the driver's
+        cuPointerGetAttribute for each tensor argument, about 40 of them per sampler launch; an int
+        skips both. None: every argument as given."""
         hit = self._compiled.get(key)
-        if hit is not None and not INTERPRETED:
-            compiled, tail = hit
-            compiled[grid + (1,) * (3 - len(grid))](*args, *tail)   # the compiled runner takes 3 dims
-            return
+        if hit is not None:
+            compiled, tail, fixed = hit
+            if dynamic is not None:
+                a = list(fixed)
+                for i in dynamic:
+                    a[i] = _address(args[i])
+                if INTERPRETED:
+                    # The CPU tests run every launch through Triton, and check here that no argument
+                    # outside `dynamic` changed (a stale address would be a silent wrong launch).
+                    now = [_address(x) for x in args]
+                    if a != now:
+                        bad = [i for i in range(len(a)) if a[i] != now[i]]
+                        raise AssertionError(f"{self.fn.fn.__name__}: arguments {bad} changed but are not dynamic")
+                else:
+                    compiled[grid + (1,) * (3 - len(grid))](*a, *tail)   # the compiled runner takes 3 dims
+                    return
+            elif not INTERPRETED:
+                compiled[grid + (1,) * (3 - len(grid))](*args, *tail)
+                return
         compiled = self.fn[grid](*args, **consts)
         if hit is None:
             # The tail is built under the interpreter too (which always launches through Triton), so
             # that the CPU tests exercise it.
-            self._compiled[key] = (compiled, self.tail(len(args), consts))
+            self._compiled[key] = (compiled, self.tail(len(args), consts), [_address(x) for x in args])
 
     def tail(self, n_args: int, consts: dict) -> tuple:
         """The parameters after the first n_args, as the compiled kernel takes them: every parameter

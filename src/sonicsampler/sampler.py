@@ -179,7 +179,7 @@ class Sampler:
         self._stage1((plan["z"] * n,), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
                       sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
-                     plan["const1"])
+                     plan["const1"], _DYNAMIC1)
         # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
         d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
         self._stage2((n,), key,
@@ -187,7 +187,7 @@ class Sampler:
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
                       sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
                       dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete),
-                     plan["const2"])
+                     plan["const2"], _DYNAMIC2)
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
@@ -353,6 +353,13 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
                 raise SamplingInputError("output_token_ids", f"token ids must be in 0..{v - 1}", i)
             s.table.counts[i] = torch.bincount(out, minlength=v).to(torch.int32).to(logits.device)
     return s.sample(logits, list(range(n)), positions, grammar_bitmask)
+
+
+# The launch arguments of `sample` that can change between calls of one plan (Launcher): logits, its
+# row stride, slots, positions, the grammar mask and its stride; in stage 2 also the outputs and the
+# draft outputs. The slot table's tensors and the plan's scratch keep their addresses.
+_DYNAMIC1 = (0, 1, 3, 5, 7, 8)
+_DYNAMIC2 = _DYNAMIC1 + tuple(range(30, 37)) + (38, 39, 40, 41)
 
 
 def _reg_cap(regs: int) -> dict:

@@ -1,0 +1,42 @@
+"""Launches after the first pass the slot table's and the scratch's tensors as fixed addresses
+(launch.Launcher, `dynamic`); under the interpreter every launch checks that nothing outside the
+dynamic positions changed, so these repeated calls with new logits, slots, positions, masks and
+outputs would fail on a missing position."""
+import importlib
+
+import pytest
+import torch
+
+from sonicsampler import Sampler, SamplingParams
+
+sampler_mod = importlib.import_module("sonicsampler.sampler")
+
+
+def _steps(s, v):
+    outs = []
+    for step in range(3):
+        n = 3 + min(step, 1)        # steps 1 and 2 share their plans: the fixed addresses are reused
+        x = torch.randn(n, v).to(torch.bfloat16)
+        mask = torch.full((n, (v + 31) // 32), -1, dtype=torch.int32)
+        outs.append(s.sample(x, list(range(n)), [step] * n))
+        outs.append(s.sample(x, torch.arange(n), torch.full((n,), step), grammar_bitmask=mask))
+        outs.append(s.sample(x, list(range(n)), [step] * n, return_draft_probs=True))
+    return outs
+
+
+def _sampler(v):
+    s = Sampler(v, 4, "cpu", block=64, emit=8, bound=16)
+    for i in range(4):
+        s.add_request(i, SamplingParams(temperature=0.7, top_k=10, top_p=0.9, seed=i, logprobs=2 if i % 2 else None))
+    return s
+
+
+def test_fixed_addresses_cover_every_changing_argument():
+    outs = _steps(_sampler(300), 300)
+    assert all(bool(o.valid.all()) for o in outs)
+
+
+def test_a_missing_dynamic_position_is_caught(monkeypatch):
+    monkeypatch.setattr(sampler_mod, "_DYNAMIC1", sampler_mod._DYNAMIC1[1:])   # logits no longer dynamic
+    with pytest.raises(AssertionError, match="not dynamic"):
+        _steps(_sampler(300), 300)

@@ -7,9 +7,11 @@ from . import INTERPRETED
 # The Gumbel noise -log(-log(u)) takes two logarithms, and Triton's tl.log is a libdevice polynomial
 # (~26 SASS instructions per element on sm_90, no MUFU). The inner one needs it: -log(u) for u near 1
 # is tiny and must be accurate relative to itself. The outer one does not: MUFU's lg2.approx has an
-# absolute error below 2**-22 on [0.5, 2] and ~2 ulp elsewhere, i.e. the noise moves by ~1e-7, which
-# only reorders perturbed scores that are within float rounding of each other (SEMANTICS.md allows
-# exactly that). The interpreter cannot run inline assembly and keeps tl.log.
+# absolute error below 2**-22 on [0.5, 2] and ~2 ulp elsewhere (|log2| <= 24 here), i.e. the noise
+# moves by at most ~3e-6, which only reorders perturbed scores within the near-tie tolerance the
+# comparisons with the reference allow (1e-5; SEMANTICS.md: "up to float rounding of near-equal
+# scores"). Run 40: 72 -> 50 instructions per token of noise, the untruncated path 233.9 -> 190.2 us
+# at 128 rows. The interpreter cannot run inline assembly and keeps tl.log.
 FAST_OUTER_LOG = tl.constexpr(not INTERPRETED)
 
 

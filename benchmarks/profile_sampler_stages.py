@@ -1,0 +1,51 @@
+"""Where a sampler call's time goes: the whole call and its stage 1 alone (stage 2 replaced by a no-op
+after warm-up), CUDA-graph replays as in sampler_mix.py, per mix and batch size. Stage 2 (and the gap
+between the launches) is the difference.
+
+    python benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_k,standard_logprobs,base,heavy
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+from benchmarks import harness
+from benchmarks.cases import gumbel
+from benchmarks.sampler_mix import make_sampler
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="1,32,128")
+    ap.add_argument("--vocab", type=int, default=151936)
+    ap.add_argument("--mix", default="top_k,standard_logprobs,base,heavy")
+    ap.add_argument("--budget-ms", type=float, default=40)
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    v = a.vocab
+    lines = []
+    for mix in a.mix.split(","):
+        for n in map(int, a.rows.split(",")):
+            s, slots, positions, mask = make_sampler(mix, n, v)
+            copies, _ = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
+            inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
+            fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
+            full = harness.percentiles(harness.cuda_graph_timer(fns, budget_ms=a.budget_ms))[1]
+            cfg = s.launch_config(n)
+            s._stage2 = lambda *args, **kw: None
+            stage1 = harness.percentiles(harness.cuda_graph_timer(fns, budget_ms=a.budget_ms))[1]
+            line = (f"{mix:18s} rows={n:4d} V={v}  call {full:7.1f} us  stage 1 {stage1:7.1f}  stage 2 + gap "
+                    f"{full - stage1:6.1f}   ({cfg})")
+            print(line, flush=True)
+            lines.append(line)
+    if a.out:
+        Path(a.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -284,11 +284,13 @@ def test_direct_launches_get_every_parameter():
     s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK)
     s.add_request(0, SamplingParams(temperature=0.7, top_k=3, seed=1))
     s.sample(torch.randn(1, V).to(torch.bfloat16), [0], [0])
-    (_, tail1), = s._stage1._compiled.values()
-    (_, tail2), = s._stage2._compiled.values()
+    (_, tail1, fixed1), = s._stage1._compiled.values()
+    (_, tail2, fixed2), = s._stage2._compiled.values()
     assert tail1[-3:] == (None, 1, False)          # drafts_ptr, rows_per_request, PENDING
     n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)
     assert len(tail1) < n1 and len(tail2) < n2
+    # The fixed addresses (launch.Launcher) cover exactly the leading arguments the tail does not.
+    assert len(fixed1) + len(tail1) == n1 and len(fixed2) + len(tail2) == n2
 
 
 def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):

@@ -101,7 +101,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35).
     keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
-    m_p, s_p = _max_sumexp(x, inb & ~bad)
+    m_p, s_p = _max_sumexp(x, live)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
     tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))

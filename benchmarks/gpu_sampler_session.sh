@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -166,6 +166,18 @@ case "$1" in
   stages)   # run 43: the sampler's time split into stage 1 and stage 2 (+ gap) per mix and batch size
     timeout 330 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_k,standard_logprobs,base,heavy \
         --out "$OUT/profile_stages.txt" ;;
+  pdl)      # run 44: programmatic dependent launch (kernels/pdl.py) and the noise's inner log by polynomial / MUFU
+            # (kernels/rng.py): the noise against float64 over every uniform, the top-k with PDL off and on,
+            # the mixes (untruncated, top-k, standard) with it, production-size tokens, graph replay, top-k exactness
+    timeout 40 python3 benchmarks/check_noise_gpu.py
+    for p in 0 1; do
+      SONICSAMPLER_PDL=$p timeout 75 python3 benchmarks/run.py --case topk --impl flashinfer.top_k,sonicsampler \
+          --vocab 151936 --budget-ms 60 --out "$OUT/topk_pdl$p.csv" 2>&1 | grep -v "^ \|Warning\|warn" | sed "s/^/pdl=$p /"
+    done
+    timeout 170 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" --mix base,top_k,top_p
+    timeout 150 python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'"
+    CHECK_VOCABS=151936,262144 CHECK_CONFIGS= CHECK_KS=1,128 timeout 60 python3 benchmarks/check_topk_gpu.py exact graph \
+        | grep -v "'what': 'env'" ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -173,6 +185,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -23,6 +23,7 @@ import torch
 import triton
 import triton.testing
 
+from benchmarks.sampler_mix import mix_params
 from benchmarks.tune_topk import gumbel, table_from_timings
 from sonicsampler import Sampler, SamplingParams
 
@@ -64,7 +65,11 @@ def main():
     ap.add_argument("--install", action="store_true", help="also write the table into src/sonicsampler/tuning/tables")
     ap.add_argument("--from-timings", nargs="+", help="build the table from recorded timings (no GPU needed)")
     ap.add_argument("--gpu", default="", help="with --from-timings: the GPU, versions and date the timings came from")
+    ap.add_argument("--mix", default="", help="time a mix of benchmarks/sampler_mix.py without grammar mask "
+                    "(e.g. base: untruncated) instead of the standard case (timings only: the table is the standard case's)")
     a = ap.parse_args()
+    if a.mix and a.install:
+        ap.error("--mix times another case than the table's: it cannot --install")
     if a.from_timings:
         with open(a.out, "w") as f:
             json.dump({"gpu": a.gpu, "arch": "sm90", "case": CASE, "sources": a.from_timings,
@@ -88,18 +93,21 @@ def main():
                 s = Sampler(v, n, "cuda", block=cfg["block"], emit=cfg["emit"], warps=(cfg["warps1"], cfg["warps2"]),
                             strategy=cfg["strategy"], regs=(cfg.get("regs1", 0), cfg.get("regs2", 0)))
                 for i in range(n):
-                    s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+                    s.add_request(i, mix_params(a.mix, i)[0] if a.mix
+                                  else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
                 try:
                     us = triton.testing.do_bench_cudagraph(lambda: s.sample(x, slots, pos), rep=30,
                                                             return_mode="median") * 1e3
                 except Exception as e:   # e.g. out of shared memory for a big tile at few warps
                     print(f"V={v} rows={n} {cfg}: {type(e).__name__}: {str(e)[:200]}", flush=True)
                     continue
-                log.write(json.dumps({"V": v, "rows": n, **cfg, "us": us}) + "\n")
+                log.write(json.dumps({"V": v, "rows": n, **cfg, "us": us, **({"mix": a.mix} if a.mix else {})}) + "\n")
                 log.flush()   # a run cut off by its time limit keeps what it measured
                 if best is None or us < best[0]:
                     best = (us, cfg)
-            if best is not None:
+            if best is not None and a.mix:
+                print(f"V={v} rows={n} mix {a.mix}: {best[0]:.1f} us with {best[1]}", flush=True)
+            elif best is not None:
                 print(f"V={v} rows={n}: {best[0]:.1f} us with {best[1]}", flush=True)
                 entries.append({"max_vocab": v, "max_rows": n, "us": round(best[0], 2), **best[1]})
             table = {"gpu": torch.cuda.get_device_name(), "arch": f"sm{major}{minor}", "torch": torch.__version__,

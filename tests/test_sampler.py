@@ -286,7 +286,7 @@ def test_direct_launches_get_every_parameter():
     s.sample(torch.randn(1, V).to(torch.bfloat16), [0], [0])
     (_, tail1, fixed1), = s._stage1._compiled.values()
     (_, tail2, fixed2), = s._stage2._compiled.values()
-    assert tail1[-3:] == (None, 1, False)          # drafts_ptr, rows_per_request, PENDING
+    assert tail1[-4:] == (None, 1, False, False)   # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU)
     n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)
     assert len(tail1) < n1 and len(tail2) < n2
     # The fixed addresses (launch.Launcher) cover exactly the leading arguments the tail does not.

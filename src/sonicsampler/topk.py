@@ -6,6 +6,7 @@ import torch
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.topk import topk_stage1, topk_stage2
+from .pdl import stage2_options
 from .tuning import TopKConfig, topk_config
 
 MAX_K = 128
@@ -132,17 +133,18 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     refill = _scratch.get("refill", n * 4 * c, key_dtype, dev)
     nan = _scratch.get("nan", n * z, torch.int32, dev)
     stride = logits.stride(0)
+    pdl = stage2_options(dev)   # stage 2 starts during stage 1's last wave (kernels/pdl.py)
 
     def stage1():
         topk_stage1[(z * n,)](logits, stride, v, cand, compact, nan, z,
                             BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                             STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                            INF_KEY=_INF_KEY[logits.dtype], num_warps=cfg.warps1)
+                            INF_KEY=_INF_KEY[logits.dtype], PDL=pdl["PDL"], num_warps=cfg.warps1)
 
     def stage2():
         topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,
                           Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
                           KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                          num_warps=cfg.warps2)
+                          num_warps=cfg.warps2, **pdl)
 
     return stage1, stage2

@@ -4,15 +4,54 @@ import triton.language as tl
 
 from . import INTERPRETED
 
-# The Gumbel noise -log(-log(u)) takes two logarithms, and Triton's tl.log is a libdevice polynomial
-# (~26 SASS instructions per element on sm_90, no MUFU). The inner one needs it: -log(u) for u near 1
-# is tiny and must be accurate relative to itself. The outer one does not: MUFU's lg2.approx has an
-# absolute error below 2**-22 on [0.5, 2] and ~2 ulp elsewhere (|log2| <= 24 here), i.e. the noise
-# moves by at most ~3e-6, which only reorders perturbed scores within the near-tie tolerance the
-# comparisons with the reference allow (1e-5; SEMANTICS.md: "up to float rounding of near-equal
-# scores"). Run 40: 72 -> 50 instructions per token of noise, the untruncated path 233.9 -> 190.2 us
-# at 128 rows. The interpreter cannot run inline assembly and keeps tl.log.
-FAST_OUTER_LOG = tl.constexpr(not INTERPRETED)
+# The Gumbel noise -log(-log(u)) of every token is the cost of the exact untruncated path, so both
+# logarithms avoid Triton's tl.log (a libdevice polynomial, ~26 SASS instructions per element on sm_90):
+# - the inner one, e = -log2(u), must be accurate relative to itself (u near 1 makes it tiny): for
+#   u >= 3/4 it is d * P(d) with d = 1 - u (exact in fp32) and P the degree-5 fit below, relative error
+#   below 2e-7 over every uniform of the contract (tests/test_rng.py checks all 2**23 of them); below
+#   3/4 MUFU's lg2.approx, whose absolute error below 2**-22 is a relative one below 6e-7 there;
+# - the outer one only needs absolute accuracy: MUFU's lg2.approx again (~2 ulp, |log2 e| <= 24).
+# The noise then moves by at most ~3e-6 from -log(-log(u)) in float64, which only reorders perturbed
+# scores within the near-tie tolerance that comparisons with the reference allow (1e-5; SEMANTICS.md:
+# "up to float rounding of near-equal scores"). Per token of noise: 72 SASS instructions with two
+# libdevice logs, 50 with the outer one on MUFU (run 40), 33 now (sm_90 compile). The interpreter
+# cannot run inline assembly and takes tl.log2 where the GPU takes MUFU.
+FAST_LOG2 = tl.constexpr(not INTERPRETED)
+# -log2(1 - d) / d on [0, 1/4], lowest degree first (a weighted least-squares fit; fp32 constants).
+NEG_LOG2_1M_COEFFS = (1.4426950216293335, 0.7213626503944397, 0.48021066188812256, 0.3719259202480316,
+                      0.20762573182582855, 0.4902239441871643)
+Q0, Q1, Q2, Q3, Q4, Q5 = (tl.constexpr(-c) for c in NEG_LOG2_1M_COEFFS)   # log2(1 - d) / d
+LN2 = tl.constexpr(0.6931471805599453)
+NEG_LN_LN2 = tl.constexpr(0.36651292058166435)   # -ln(ln 2): -ln(e ln 2) = -ln2 log2(e) + this
+
+
+@triton.jit
+def _log2(x):
+    # .ftz: no input here is subnormal (u >= 2**-24, -log2(u) >= 8e-8), and without it ptxas wraps
+    # each MUFU in three instructions of subnormal scaling.
+    if FAST_LOG2:
+        return tl.inline_asm_elementwise("lg2.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
+                                         is_pure=True, pack=1)
+    else:
+        return tl.log2(x)
+
+
+@triton.jit
+def _log2_of_neg(x):
+    """log2(-x) (the negation folds into the MUFU's operand)."""
+    if FAST_LOG2:
+        return tl.inline_asm_elementwise("{ .reg .f32 t; neg.f32 t, $1; lg2.approx.ftz.f32 $0, t; }", "=r,r", [x],
+                                         dtype=tl.float32, is_pure=True, pack=1)
+    else:
+        return tl.log2(-x)
+
+
+@triton.jit
+def log2_uniform(u):
+    """log2(u) for uniforms of the contract (u in [2**-24, 1 - 2**-24]), to ~2e-7 relative."""
+    d = 1.0 - u
+    near_one = d * (Q0 + d * (Q1 + d * (Q2 + d * (Q3 + d * (Q4 + d * Q5)))))
+    return tl.where(u >= 0.75, near_one, _log2(u))
 
 
 @triton.jit
@@ -41,14 +80,8 @@ def philox_uniform(seed, position, stream, token):
 
 @triton.jit
 def noise_from_uniform(u):
-    """-log(-log(u)), the outer logarithm by MUFU on a GPU (module comment)."""
-    e = -tl.log(u)
-    if FAST_OUTER_LOG:
-        lg2 = tl.inline_asm_elementwise("lg2.approx.f32 $0, $1;", "=r,r", [e], dtype=tl.float32, is_pure=True,
-                                        pack=1)
-        return lg2 * -0.6931471805599453
-    else:
-        return -tl.log(e)
+    """-log(-log(u)) = -ln2 log2(-log2 u) - ln(ln 2) (module comment)."""
+    return _log2_of_neg(log2_uniform(u)) * -LN2 + NEG_LN_LN2
 
 
 @triton.jit

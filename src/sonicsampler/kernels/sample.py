@@ -34,6 +34,7 @@ from .select import select_top_sorted
 from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
                    merge_tile_top, selection_scratch)
+from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .tile import load_tile, process_tile, processed_tile, tile_keys
 
@@ -76,10 +77,11 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr, STRATEGY: tl.constexpr,
-                  drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False):
+                  drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False, PDL: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
+    let_next_start(PDL)
     tile_id, row, tile = flat_program(Z)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     pend_ptr = drafts_ptr
@@ -380,11 +382,12 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
-                  RETURN_DRAFT: tl.constexpr = False):
+                  RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
+    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,

@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
+from .pdl import let_next_start, wait_for_previous
 from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
 from .rank import kth_largest, store_top_sorted
 from .select import select_top_sorted
@@ -259,8 +260,10 @@ def flat_program(Z):
 @triton.jit
 def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
                 BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                STRATEGY: tl.constexpr, NEG_INF_KEY: tl.constexpr = 0, INF_KEY: tl.constexpr = 0):
+                STRATEGY: tl.constexpr, NEG_INF_KEY: tl.constexpr = 0, INF_KEY: tl.constexpr = 0,
+                PDL: tl.constexpr = False):
     # NEG_INF_KEY, INF_KEY: the 16-bit keys of -inf and +inf (the fast path's NaN test).
+    let_next_start(PDL)
     slot, row, tile = flat_program(Z)
     if STRATEGY == "extract" and not KEY64 and BLOCK_LOG2 > E_LOG2 + 3:
         g = load_tile_groups(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2)
@@ -318,10 +321,14 @@ def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_L
 @triton.jit
 def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, indices_ptr, scratch_ptr,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr):
+                KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr, PDL: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     ZP: tl.constexpr = 2 ** Z_LOG2
     row = tl.program_id(0).to(tl.int64)
+    wait_for_previous(PDL)
+    # The row's NaN flags, loaded before the selection so that their latency overlaps it.
+    zz = tl.arange(0, ZP)
+    has_nan = tl.sum(tl.load(nan_ptr + row * Z + zz, mask=zz < Z, other=0)) > 0
     top = select_top_sorted(cand_ptr, row, Z, selection_scratch(scratch_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
 
     lane = tl.arange(0, C)
@@ -337,8 +344,6 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
                                        scratch_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
 
-    zz = tl.arange(0, ZP)
-    has_nan = tl.sum(tl.load(nan_ptr + row * Z + zz, mask=zz < Z, other=0)) > 0
     real = (top >> 32) > NEG_INF_KEY          # not padding, not -inf
     idx = tl.where(real, row_key_index(top), -1)
     vals = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=float("-inf"))

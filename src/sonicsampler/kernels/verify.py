@@ -43,6 +43,7 @@ import triton.language as tl
 from .. import indicators as bits
 from .draft import argmax_lowest, draft_q, residual_scores
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
+from .pdl import wait_for_previous
 from .rng import gumbel_noise, philox_uniform
 from .sample import _at, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
 
@@ -222,7 +223,8 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
+                  TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
+                  PDL: tl.constexpr = False):
     # One program per target row (module docstring); arrived_ptr holds one zeroed counter per request.
     row = tl.program_id(0).to(tl.int64)
     G = gamma + 1
@@ -231,6 +233,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
     # A device tensor of draft counts is not checked on the host: clamp it into 0..γ.
     n_b = tl.minimum(tl.maximum(tl.load(n_draft_ptr + b).to(tl.int64), 0), gamma)
+    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     if l <= n_b:                            # rows past a ragged request's drafts only check in
         tok, res, lp, top_ids, top_lp = verify_row(
             logits_ptr, stride_row, V, b, l, n_b, slot, flags, tl.load(seed_ptr + slot), tl.load(req_pos_ptr + b) + l,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -178,6 +178,18 @@ case "$1" in
     timeout 150 python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'"
     CHECK_VOCABS=151936,262144 CHECK_CONFIGS= CHECK_KS=1,128 timeout 60 python3 benchmarks/check_topk_gpu.py exact graph \
         | grep -v "'what': 'env'" ;;
+  pdl2)     # run 45: PDL off (SONICSAMPLER_PDL_MAX_ROWS=0) and on at every batch size for the sampler, verification
+            # (γ = 3) at B = 1, 4 likewise; the untruncated mix's register caps at 32 and 128 rows; the untruncated
+            # draws' statistics at 1e5 draws
+    for p in 0 100000; do
+      SONICSAMPLER_PDL_MAX_ROWS=$p timeout 110 python3 benchmarks/run.py --case sample --impl sonicsampler \
+          --vocab 151936 --budget-ms 60 --out "$OUT/sample_pdl$p.csv" 2>&1 | grep "^sample " | sed "s/^/pdl_max=$p /"
+      SONICSAMPLER_PDL_MAX_ROWS=$p timeout 100 python3 benchmarks/run.py --case verify --impl sonicsampler --gamma 3 \
+          --rows 1,4 --vocab 151936 --budget-ms 60 --out "$OUT/verify_pdl$p.csv" 2>&1 | grep "^verify " | sed "s/^/pdl_max=$p /"
+    done
+    timeout 120 python3 benchmarks/tune_sampler.py --rows 32,128 --mix base --out "$OUT/caps_base.json" --configs \
+        extract/1024/8/1x8,extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact and untruncated" 2>&1 | tail -3 ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -185,6 +197,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

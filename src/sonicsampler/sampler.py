@@ -286,8 +286,8 @@ class Sampler:
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
                       STRATEGY=cfg.strategy, num_warps=warps[0], **_reg_cap(cfg.regs1))
-        # Programmatic dependent launch (kernels/pdl.py): stage 1 lets stage 2 start early, stage 2 waits.
-        pdl = stage2_options(dev)
+        # Programmatic dependent launch for small batches (pdl.py): stage 1 lets stage 2 start early.
+        pdl = stage2_options(dev, n)
         const1["PDL"] = pdl["PDL"]
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),

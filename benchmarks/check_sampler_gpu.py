@@ -6,7 +6,8 @@ Part `verify`: Sampler.verify against reference.verify at production sizes (dens
 requests) and its graph replay against eager (its stage 2 counts rows in per request with atomic
 counters that must be back at zero for the next replay). Part `verify_long`: target sets far beyond
 the bound, through the exact passes over the row; part `long`: every kind of such set (top-k above
-the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32.
+the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32. Part `untruncated`:
+untruncated rows of every kind (most of them without candidates), tokens and log-probabilities.
 """
 import os
 import sys
@@ -35,9 +36,22 @@ def mixed_params(n, gen):
             for i in range(n)]
 
 
-def check_tokens(v, n, strategy=None):
+def untruncated_params(n):
+    """Untruncated rows of every kind: most ask for no top-n log-probabilities (they skip the candidates,
+    kernels/sample.py without_candidates), some for the token's raw or processed one, some for a top-n,
+    at several temperatures, some with penalties and bias."""
+    out = []
+    for i in range(n):
+        extra = dict(repetition_penalty=1.2, frequency_penalty=0.3, logit_bias={5: 2.0}) if i % 3 == 2 else {}
+        out.append(SamplingParams(temperature=(1.0, 0.8, 1.2)[i % 3], seed=2**63 + i if i % 2 else i,
+                                  logprobs=(None, 0, 0, 3)[i % 4], logprobs_mode=("raw", "processed")[(i // 4) % 2],
+                                  **extra))
+    return out
+
+
+def check_tokens(v, n, strategy=None, params=None, what="tokens"):
     gen = torch.Generator().manual_seed(v + n)
-    params = mixed_params(n, gen)
+    params = params or mixed_params(n, gen)
     s = Sampler(v, n, "cuda", strategy=strategy)
     for i, p in enumerate(params):
         s.add_request(i, p, prompt_token_ids=[1, 2, 3])
@@ -57,9 +71,12 @@ def check_tokens(v, n, strategy=None):
     # kernel's re-ranking of the candidates): equal to the reference's, id for id.
     lp_rows = [i for i in range(n) if params[i].logprobs and bool(exact[i])]
     top_equal = sum(torch.equal(out.top_token_ids[i].cpu(), ref.top_token_ids[i]) for i in lp_rows)
-    emit(what="tokens", V=v, rows=n, strategy=s.launch_config(n).strategy, exact_rows=int(exact.sum()), equal=int(equal.sum()),
+    has_lp = [i for i in range(n) if params[i].logprobs is not None and bool(out.valid[i])]
+    lp_err = max([abs(float(out.logprob[i]) - float(ref.logprob[i])) for i in has_lp], default=0.0)
+    emit(what=what, V=v, rows=n, strategy=s.launch_config(n).strategy, exact_rows=int(exact.sum()), equal=int(equal.sum()),
          mismatches=int((exact & ~equal).sum()), near_ties=int(near), logprob_rows=len(lp_rows),
-         top_ids_equal=int(top_equal))
+         top_ids_equal=int(top_equal), valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)),
+         token_logprob_max_err=lp_err)
 
 
 def check_graph(v=151936, n=32):
@@ -221,6 +238,9 @@ if __name__ == "__main__":
         for v, n in ((32000, 16), (151936, 8), (262144, 4)):
             for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
                 check_tokens(v, n, strategy)
+    if "untruncated" in parts:
+        for v, n in ((151936, 16), (262144, 8)):
+            check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")
     if "graph" in parts:
         check_graph()
     if "verify" in parts:

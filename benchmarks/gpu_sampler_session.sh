@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -190,6 +190,15 @@ case "$1" in
     timeout 120 python3 benchmarks/tune_sampler.py --rows 32,128 --mix base --out "$OUT/caps_base.json" --configs \
         extract/1024/8/1x8,extract/1024/8/1x8/160x0,extract/1024/8/1x8/128x0
     timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact and untruncated" 2>&1 | tail -3 ;;
+  final2)   # run 46: untruncated rows without candidates (kernels/sample.py without_candidates) and PDL bounds per
+            # launch pair: production-size tokens (mixed, and untruncated of every kind), the untruncated
+            # draws' statistics at 1e5 draws, verification against the reference and its graph replay (PDL),
+            # the untruncated and top-k mixes at V = 151936 and 262144
+    timeout 150 python3 benchmarks/check_sampler_gpu.py tokens untruncated 2>&1 | grep -v "'what': 'env'"
+    timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact and untruncated" 2>&1 | tail -2
+    timeout 170 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
+    timeout 180 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936,262144 --out "$OUT/sample_mix.csv" \
+        --mix base,top_k ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -197,6 +206,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -33,22 +33,24 @@ def test_pdl_only_on_hopper_and_later_outside_the_interpreter(fake_gpu, monkeypa
     assert not pdl.uses_pdl(torch.device("cpu"))
     fake_gpu(9)
     assert pdl.uses_pdl(torch.device("cuda"))
-    assert pdl.stage2_options(torch.device("cuda:0"), 1) == {"PDL": True, "launch_pdl": True}
-    assert pdl.stage2_options(torch.device("cuda:0"), pdl.MAX_ROWS) == {"PDL": True, "launch_pdl": True}
-    assert pdl.stage2_options(torch.device("cuda:0"), pdl.MAX_ROWS + 1) == {"PDL": False}   # big batches
+    on, off = {"PDL": True, "launch_pdl": True}, {"PDL": False}
+    for pair in ("topk", "sampler"):
+        assert pdl.stage2_options(torch.device("cuda:0"), 1, pair) == on
+        assert pdl.stage2_options(torch.device("cuda:0"), pdl.MAX_ROWS[pair], pair) == on
+        assert pdl.stage2_options(torch.device("cuda:0"), pdl.MAX_ROWS[pair] + 1, pair) == off   # big batches
     fake_gpu(8)
     assert not pdl.uses_pdl(torch.device("cuda"))
-    assert pdl.stage2_options(torch.device("cuda"), 1) == {"PDL": False}
+    assert pdl.stage2_options(torch.device("cuda"), 1, "topk") == off
     fake_gpu(9)
-    monkeypatch.setattr(pdl, "MAX_ROWS", 0)          # SONICSAMPLER_PDL_MAX_ROWS=0
-    assert pdl.stage2_options(torch.device("cuda"), 1) == {"PDL": False}
+    monkeypatch.setattr(pdl, "_OVERRIDE", "0")          # SONICSAMPLER_PDL_MAX_ROWS=0
+    assert pdl.stage2_options(torch.device("cuda"), 1, "sampler") == off
 
 
 def test_sampler_stages_get_pdl_where_the_device_has_it(monkeypatch):
     import sonicsampler.sampler as sampler_mod
     for on in (False, True):
         monkeypatch.setattr(sampler_mod, "stage2_options",
-                            lambda dev, n, on=on: {"PDL": True, "launch_pdl": True} if on else {"PDL": False})
+                            lambda dev, n, pair, on=on: {"PDL": True, "launch_pdl": True} if on else {"PDL": False})
         s = Sampler(64, 2, "cpu", bound=8, block=16)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=3, seed=1))
         plan = s._plan(2, torch.bfloat16, False, 0, False)

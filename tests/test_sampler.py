@@ -162,6 +162,48 @@ def test_untruncated_rows_are_exact_draws_from_the_full_softmax():
     assert outside_exact >= n - 3, (outside_exact, outside_bounded)
 
 
+def test_untruncated_rows_without_top_logprobs_build_no_candidates():
+    """Untruncated rows that ask for no top-n log-probabilities (logprobs None or 0) skip the candidates
+    (kernels/sample.py, without_candidates): stage 1 writes nothing to their candidate lists (poisoned
+    here before the call, and still poisoned after) while the other rows of the batch write theirs, and
+    every row still equals the reference: tokens, the token's raw or processed log-probability,
+    validity (a NaN row and a fully masked row among the skipping ones), counts."""
+    gen = torch.Generator().manual_seed(9)
+    n = 8
+    params = [SamplingParams(seed=1), SamplingParams(seed=2, logprobs=0),
+              SamplingParams(temperature=0.8, seed=3, logprobs=0, logprobs_mode="processed"),
+              SamplingParams(seed=4, logprobs=2),                      # top-n: keeps its candidates
+              SamplingParams(temperature=0.7, top_k=5, seed=5),        # truncated: keeps them
+              SamplingParams(seed=6, repetition_penalty=1.3, logprobs=0),
+              SamplingParams(seed=7), SamplingParams(seed=8)]
+    skipping = [0, 1, 2, 5, 6, 7]
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK)
+    prompts = [list(range(i, i + 30)) for i in range(n)]
+    for i, p in enumerate(params):
+        s.add_request(i, p, prompts[i])
+    logits = (2 * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
+    logits[6, 17] = float("nan")                                  # row 6: invalid
+    mask = torch.full((n, -(-V // 32)), -1, dtype=torch.int32)
+    mask[7] = 0                                                   # row 7: nothing allowed
+    positions = [3, 4, 5, 6, 7, 8, 9, 10]
+    # The candidate scratch is shaped by the first call; poison it, then sample again.
+    s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
+    cand = s._plans[next(iter(s._plans))]["scratch"]["cand"]
+    poison = 0x5A5A5A5A5A5A5A5A
+    cand.fill_(poison)
+    for i in range(n):
+        s.table.counts[i].zero_()
+    out = s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
+    lists = cand.view(n, -1)
+    for i in range(n):
+        untouched = bool((lists[i] == poison).all())
+        assert untouched == (i in skipping), i
+    check_against_reference(logits, params, positions, prompts, [()] * n, out, mask)
+    assert out.valid.tolist() == [True] * 6 + [False, False]
+    assert int(s.table.counts[6].sum()) == 0 and int(s.table.counts[7].sum()) == 0
+    assert [int(s.table.counts[i].sum()) for i in range(6)] == [1] * 6
+
+
 def test_greedy_and_stochastic_rows_mix_and_counts_update():
     gen = torch.Generator().manual_seed(4)
     s = Sampler(V, 8, "cpu", bound=BOUND, block=BLOCK)
@@ -286,7 +328,8 @@ def test_direct_launches_get_every_parameter():
     s.sample(torch.randn(1, V).to(torch.bfloat16), [0], [0])
     (_, tail1, fixed1), = s._stage1._compiled.values()
     (_, tail2, fixed2), = s._stage2._compiled.values()
-    assert tail1[-4:] == (None, 1, False, False)   # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU)
+    # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU), SKIP_UNTRUNCATED
+    assert tail1[-5:] == (None, 1, False, False, True)
     n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)
     assert len(tail1) < n1 and len(tail2) < n2
     # The fixed addresses (launch.Launcher) cover exactly the leading arguments the tail does not.

@@ -12,6 +12,7 @@ TOP_P = 1 << 8
 MIN_P = 1 << 9
 LOGPROBS = 1 << 10
 LOGPROBS_PROCESSED = 1 << 11
+TOP_LOGPROBS = 1 << 12          # top-n log-probabilities asked (n >= 1)
 
 # Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).
 REORDERING = REPETITION | FREQUENCY | PRESENCE | BIAS

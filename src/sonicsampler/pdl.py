@@ -1,12 +1,15 @@
 """Host side of programmatic dependent launch (kernels/pdl.py): whether a launch pair uses it.
 
-PDL pays off for small batches only. Stage 2's programs start as soon as stage 1's last wave is on the
-GPU, each on whichever SM frees room first, and wait there; with many of them, several land on the
-same few SMs and then run packed while other SMs idle, where a plain launch spreads them one per SM.
-Run 44 (H100, top-k at V = 151936): 13.9 -> 13.3 us at 1 row and 21.3 -> 20.7 at 32 rows with PDL,
-but 27.1 -> 28.7 at 64 and 39.0 -> 43.0 at 128. So a pair uses PDL up to MAX_ROWS stage-2 programs.
+Whether it pays off depends on the batch. Stage 2's programs start as soon as stage 1's last wave is on
+the GPU, each on whichever SM frees room first, and wait there; with many of them, several can land on
+the same few SMs and then run packed while other SMs idle, where a plain launch spreads them one per
+SM. Measured on an H100 at V = 151936 (runs 44-45, PDL off -> on):
+- top-k: 13.9 -> 13.3 us at 1 row, 21.3 -> 20.7 at 32, but 27.1 -> 28.7 at 64 and 39.0 -> 43.0 at 128;
+- sampler: 20.5 -> 19.4 at 1 row, 39.3 -> 38.5 at 32, 91.8 -> 90.0 at 128 (a gain at every size);
+- verification (γ = 3): 32.1 -> 31.2 at B = 1 (4 rows), 41.1 -> 39.7 at B = 4 (16 rows).
+So each launch pair uses PDL up to the stage-2 program count it was measured to gain at (MAX_ROWS).
 
-SONICSAMPLER_PDL_MAX_ROWS in the environment sets that bound (0 turns PDL off everywhere), for
+SONICSAMPLER_PDL_MAX_ROWS in the environment replaces those bounds (0 turns PDL off everywhere), for
 comparisons and for drivers or graph tools that mishandle it.
 """
 from __future__ import annotations
@@ -17,7 +20,8 @@ import torch
 
 from .kernels import INTERPRETED
 
-MAX_ROWS = int(os.environ.get("SONICSAMPLER_PDL_MAX_ROWS", "32"))
+MAX_ROWS = {"topk": 32, "sampler": 128}   # the sampler's bound also serves verification's B*(γ+1) rows
+_OVERRIDE = os.environ.get("SONICSAMPLER_PDL_MAX_ROWS", "")
 _by_device: dict = {}
 
 
@@ -32,9 +36,10 @@ def uses_pdl(device: torch.device) -> bool:
     return hit
 
 
-def stage2_options(device: torch.device, programs: int) -> dict:
-    """Options of a stage 2 of `programs` programs: the PDL constexpr (stage 1 takes it too) and, with
-    it, Triton's launch_pdl option."""
-    if programs <= MAX_ROWS and uses_pdl(device):
+def stage2_options(device: torch.device, programs: int, pair: str) -> dict:
+    """Options of the stage 2 of `pair` ("topk" or "sampler") over `programs` programs: the PDL constexpr
+    (stage 1 takes it too) and, with it, Triton's launch_pdl option."""
+    limit = int(_OVERRIDE) if _OVERRIDE else MAX_ROWS[pair]
+    if programs <= limit and uses_pdl(device):
         return {"PDL": True, "launch_pdl": True}
     return {"PDL": False}

@@ -287,15 +287,19 @@ class Sampler:
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
                       STRATEGY=cfg.strategy, num_warps=warps[0], **_reg_cap(cfg.regs1))
         # Programmatic dependent launch for small batches (pdl.py): stage 1 lets stage 2 start early.
-        pdl = stage2_options(dev, n)
+        pdl = stage2_options(dev, n, "sampler")
         const1["PDL"] = pdl["PDL"]
+        # Untruncated rows without top-n log-probabilities skip the candidates (sample.without_candidates),
+        # unless the launch returns draft distributions (which need them).
+        const1["SKIP_UNTRUNCATED"] = self.exact_untruncated and not draft
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
-                      RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft)
+                      RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"])
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2}
         return plan

@@ -13,7 +13,7 @@ import torch
 
 from .errors import SamplingInputError
 from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MIN_P, PRESENCE,
-                         REPETITION, TEMPERATURE, TOP_K, TOP_P)
+                         REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
 from .params import SamplingParams
 
 
@@ -41,6 +41,8 @@ def indicator_bits(p: SamplingParams, vocab_size: int) -> int:
         bits |= LOGPROBS
         if p.logprobs_mode == "processed":
             bits |= LOGPROBS_PROCESSED
+        if p.logprobs > 0:
+            bits |= TOP_LOGPROBS
     return bits
 
 

@@ -104,7 +104,7 @@ def topk_warmup(vocab: int, max_rows: int, ks=(128,), dtype: torch.dtype = torch
         for n in range(1, max_rows + 1):
             cfg = topk_config(dev, vocab, n)
             c = max(2, _pow2_at_least(k))
-            variants.setdefault((cfg, c, min(c, max(2, cfg.emit)), stage2_options(dev, n)["PDL"]), (n, k))
+            variants.setdefault((cfg, c, min(c, max(2, cfg.emit)), stage2_options(dev, n, "topk")["PDL"]), (n, k))
     if not INTERPRETED:   # the interpreter compiles nothing
         for n, k in variants.values():
             topk(torch.zeros(n, vocab, dtype=dtype, device=dev), k)
@@ -133,7 +133,7 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     refill = _scratch.get("refill", n * 4 * c, key_dtype, dev)
     nan = _scratch.get("nan", n * z, torch.int32, dev)
     stride = logits.stride(0)
-    pdl = stage2_options(dev, n)   # small batches: stage 2 starts during stage 1's last wave (pdl.py)
+    pdl = stage2_options(dev, n, "topk")   # small batches: stage 2 starts during stage 1's last wave (pdl.py)
 
     def stage1():
         topk_stage1[(z * n,)](logits, stride, v, cand, compact, nan, z,

@@ -139,7 +139,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     stride = target_logits.stride(0)
     sample_stage1[(z * n,)](target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags, *common, t.seed,
                             sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], z,
-                            drafts_ptr=drafts, rows_per_request=g, PENDING=True, **plan["const1"])
+                            drafts_ptr=drafts, rows_per_request=g, PENDING=True,
+                            **dict(plan["const1"], SKIP_UNTRUNCATED=False))   # verification uses every row's candidates
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     # Stage 2's per-row results and one arrival counter per request (kernels/verify.py): the counters

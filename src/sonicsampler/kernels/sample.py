@@ -36,7 +36,7 @@ from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitt
                    merge_tile_top, selection_scratch)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .tile import load_tile, process_tile, processed_tile, tile_keys
+from .tile import load_tile, no_keys, process_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -47,7 +47,21 @@ MIN_P = tl.constexpr(bits.MIN_P)
 LOGPROBS = tl.constexpr(bits.LOGPROBS)
 LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
 UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
+TOP_LOGPROBS = tl.constexpr(bits.TOP_LOGPROBS)
 N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
+
+
+@triton.jit
+def without_candidates(flags, SKIP_UNTRUNCATED: tl.constexpr):
+    """Whether the row needs no candidates: an untruncated row that asks for no top-n log-probabilities
+    (SKIP_UNTRUNCATED: the launch returns no draft distributions, and the bounded approximation was
+    not asked for). Its token is stage 1's full-vocabulary Gumbel-max, its validity and its own
+    log-probability come from the statistics, so stage 1 builds no keys and emits nothing for it and
+    stage 2 selects nothing: the RL-rollout row costs its noise, not its noise and a top-k."""
+    if SKIP_UNTRUNCATED:
+        return (flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0
+    else:
+        return flags < 0   # never
 
 
 @triton.jit
@@ -77,7 +91,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr, STRATEGY: tl.constexpr,
-                  drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False, PDL: tl.constexpr = False):
+                  drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False, PDL: tl.constexpr = False,
+                  SKIP_UNTRUNCATED: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
@@ -100,9 +115,13 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     live = inb & ~bad
+    skip = without_candidates(flags, SKIP_UNTRUNCATED)
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35).
-    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
+    if skip:
+        keys = no_keys(BLOCK_LOG2, KEY64)
+    else:
+        keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
     m_p, s_p = _max_sumexp(x, live)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
@@ -118,7 +137,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
+    if ~skip:
+        emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
 
 
 @triton.jit
@@ -158,7 +178,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                      KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                      NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                     pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+                     pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -167,17 +187,22 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
     the bound dropped, whether the row takes the exact untruncated path, min-p's threshold and the
     values the candidates are ranked on (processed, rounded to the input dtype). PENDING: see
-    prologue.process."""
+    prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1 emitted nothing)."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
-    top = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
+    skip = without_candidates(flags, SKIP_UNTRUNCATED)
+    if skip:
+        top = tl.zeros([C], tl.uint64)
+    else:
+        top = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2,
+                                KEY64)
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact).
         kth = _at(top, lane, C - 1)
-        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
+        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2) & ~skip:
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
@@ -205,8 +230,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     zz = tl.arange(0, 2 ** Z_LOG2)
     n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
     n_real = tl.sum(real.to(tl.int32))
-    valid = (n_bad == 0) & (n_real > 0) & ((flags & ACTIVE) != 0)
     lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
+    # Some token is selectable: a real candidate, or, without candidates, a finite normalizer.
+    valid = (n_bad == 0) & ((n_real > 0) | (skip & (lse_all > NEG_INF))) & ((flags & ACTIVE) != 0)
 
     # Truncation: min-p, top-k, top-p; survivors are always a prefix of the candidate order.
     keep = real
@@ -382,7 +408,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
-                  RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False):
+                  RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
+                  SKIP_UNTRUNCATED: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
@@ -393,7 +420,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
-        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED)
+        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
+        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED)
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.

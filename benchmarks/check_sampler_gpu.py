@@ -246,6 +246,7 @@ if __name__ == "__main__":
     if "verify" in parts:
         for v, bsz, gamma in ((32000, 16, 3), (151936, 8, 3), (151936, 4, 7), (262144, 3, 1)):
             check_verify(v, bsz, gamma)
+    if "verify" in parts or "verify_graph" in parts:
         check_verify_graph()
     if "verify_long" in parts:
         check_verify_long(151936, 4, 3)

@@ -36,7 +36,7 @@ from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitt
                    merge_tile_top, selection_scratch)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .tile import load_tile, no_keys, process_tile, processed_tile, tile_keys
+from .tile import load_tile, process_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -56,8 +56,8 @@ def without_candidates(flags, SKIP_UNTRUNCATED: tl.constexpr):
     """Whether the row needs no candidates: an untruncated row that asks for no top-n log-probabilities
     (SKIP_UNTRUNCATED: the launch returns no draft distributions, and the bounded approximation was
     not asked for). Its token is stage 1's full-vocabulary Gumbel-max, its validity and its own
-    log-probability come from the statistics, so stage 1 builds no keys and emits nothing for it and
-    stage 2 selects nothing: the RL-rollout row costs its noise, not its noise and a top-k."""
+    log-probability come from the statistics, so stage 1 emits no candidates for it and stage 2 selects
+    none: the RL-rollout row costs its noise, not its noise and a top-k."""
     if SKIP_UNTRUNCATED:
         return (flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0
     else:
@@ -117,11 +117,9 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     live = inb & ~bad
     skip = without_candidates(flags, SKIP_UNTRUNCATED)
     # The keys right away: building them after the untruncated branch, when the processed values are
-    # dead, cost 6% at 128 rows on the H100 (run 37 against run 35).
-    if skip:
-        keys = no_keys(BLOCK_LOG2, KEY64)
-    else:
-        keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
+    # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
+    # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
+    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
     m_p, s_p = _max_sumexp(x, live)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)

@@ -47,15 +47,6 @@ def tile_keys(x, offs, live, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_B
 
 
 @triton.jit
-def no_keys(BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr):
-    """An empty tile of keys, of tile_keys' dtype."""
-    if KEY64:
-        return tl.zeros([2 ** BLOCK_LOG2], tl.uint64)
-    else:
-        return tl.zeros([2 ** BLOCK_LOG2], tl.uint32)
-
-
-@triton.jit
 def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,

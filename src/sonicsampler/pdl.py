@@ -21,7 +21,9 @@ import torch
 from .kernels import INTERPRETED
 
 MAX_ROWS = {"topk": 32, "sampler": 128}   # the sampler's bound also serves verification's B*(γ+1) rows
-_OVERRIDE = os.environ.get("SONICSAMPLER_PDL_MAX_ROWS", "")
+_OVERRIDE = os.environ.get("SONICSAMPLER_PDL_MAX_ROWS", "").strip()
+if _OVERRIDE and not _OVERRIDE.isdigit():
+    raise ValueError(f"SONICSAMPLER_PDL_MAX_ROWS must be a non-negative integer (0 turns PDL off), got {_OVERRIDE!r}")
 _by_device: dict = {}
 
 

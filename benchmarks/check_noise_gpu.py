@@ -14,6 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
+from sonicsampler import rng
 from sonicsampler.kernels.rng import noise_from_uniform
 
 
@@ -24,7 +25,7 @@ def _noise_of(u_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 def main():
-    u = ((torch.arange(2**23, dtype=torch.float64) + 0.5) * 2.0**-23).to(torch.float32).cuda()
+    u = rng.words_to_uniform(torch.arange(2**23, dtype=torch.int64) << 9).cuda()   # one per 23-bit value
     out = torch.full_like(u, float("nan"))
     _noise_of[(u.numel() // 1024,)](u, out, BLOCK=1024)
     exact = -torch.log(-torch.log(u.double()))

@@ -370,8 +370,8 @@ def test_tile_uniforms_equal_per_token_uniforms(seed, device):
 # 4. The kernels' Gumbel noise (kernels/rng.py): accuracy against float64
 # -------------------------------------------------------------------------------------------------
 def _all_uniforms() -> torch.Tensor:
-    """Every uniform the contract can produce: ((m + 0.5) * 2**-23) for m in 0 .. 2**23 - 1."""
-    return ((torch.arange(2**23, dtype=torch.float64) + 0.5) * 2.0**-23).to(torch.float32)
+    """Every uniform the contract can produce: one word per value of its 23 kept bits."""
+    return rng.words_to_uniform(torch.arange(2**23, dtype=torch.int64) << 9)
 
 
 def test_inner_log_polynomial_is_accurate_on_every_uniform_it_serves():

@@ -36,15 +36,18 @@ def check_exact():
     grid = [(v, n, torch.bfloat16) for v in vocabs for n in (1, 3, 64, 256)]
     grid += [(151936, 3, torch.float16), (151936, 3, torch.float32), (32000, 64, torch.float32)]
     for v, n, dtype in grid:
-        for kind in ("gumbel", "normal", "ties", "sorted"):
+        for kind in ("gumbel", "normal", "ties", "sorted", "signed_zeros"):
             if kind == "gumbel":
                 x = gumbel(n, v, dtype)
             elif kind == "normal":
                 x = torch.randn(n, v, device="cuda", generator=g).to(dtype)
             elif kind == "ties":
                 x = torch.randint(0, 4, (n, v), device="cuda", generator=g).to(dtype)
-            else:
+            elif kind == "sorted":
                 x = torch.arange(v, device="cuda").float().repeat(n, 1).to(dtype)
+            else:   # -0.0 and +0.0 share a key: the values must still come back bit for bit
+                x = torch.zeros(n, v, device="cuda", dtype=dtype)
+                x[:, ::3] = -0.0
             if n > 2:
                 x[1, :] = float("-inf"); x[1, 5:9] = 1.0
                 x[2, 77] = float("nan")
@@ -54,6 +57,7 @@ def check_exact():
                 n_checks += 1
                 ok = torch.equal(idx, ri) and torch.equal(torch.nan_to_num(vals.float(), nan=1e9),
                                                           torch.nan_to_num(rv.float(), nan=1e9))
+                ok = ok and bool((torch.isnan(rv) | (torch.signbit(vals) == torch.signbit(rv))).all())
                 if not ok:
                     bad += 1
                     emit(what="mismatch", V=v, rows=n, dtype=str(dtype), kind=kind, k=k, config=str(cfg),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet_sampler
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -218,6 +218,28 @@ case "$1" in
         --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk "
     timeout 100 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix long_nucleus_1_in_16 ;;
+  diet_topk)    # run 51: stage 2 without dependent loads it can avoid (values decoded from keys, outputs stored
+                # at their ranks, tiles' last keys loaded with the lists) and a prefix count over lists instead of
+                # keys: the selection's parts (digit widths 8/6/5/4, warps 4/8), stage 2 alone, exactness (signed
+                # zeros too), graph and compile count, the top-k against its baselines at two vocabularies
+    timeout 150 python3 benchmarks/profile_stage1_parts.py --rows 1,32,128 --block 1024 --emit 8 --warps 4,8 --stage2-only
+    timeout 60 python3 benchmarks/profile_topk_stages.py
+    CHECK_VOCABS=151936,262144 CHECK_CONFIGS= CHECK_KS=1,128 timeout 150 python3 benchmarks/check_topk_gpu.py exact graph \
+        | grep -v "'what': 'env'"
+    timeout 160 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
+        --vocab 151936,32768 --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk " ;;
+  diet_sampler) # run 52: the same for the sampler and verification (statistics, tiles' last keys and truncation
+                # parameters loaded before the selection, seeds and positions before the PDL wait, the token's
+                # values from its candidate lane): production-size tokens, verification against the reference and
+                # its graph replay, the sampler and verification (γ = 3) against FlashInfer, the logprobs mix
+    timeout 120 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 170 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
+    timeout 110 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --vocab 151936 \
+        --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep "^sample "
+    timeout 120 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep "^verify "
+    timeout 90 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_k,standard_logprobs ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -225,6 +247,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet_sampler" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -15,12 +15,14 @@ import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
 from sonicsampler.kernels.rank import kth_largest, store_top_sorted
-from sonicsampler.kernels.select import compact_best, select_top_sorted, value_threshold
+from sonicsampler.kernels.select import compact_best, select_top, select_top_sorted, value_threshold
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
 PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compaction (prefix sum)",
          "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (2-D), rank and store")
-S2_PARTS = ("load lists", "+value search", "+ties and compaction", "+rank sort (whole selection)")
+S2_PARTS = ("load lists", "+value search (8-bit digits)", "+value search (6-bit digits)",
+            "+value search (5-bit digits)", "+value search (4-bit digits)", "+ties and compaction",
+            "+ranks (select_top, unsorted)", "+rank sort (select_top_sorted)")
 
 
 @triton.jit
@@ -94,15 +96,22 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
     N: tl.constexpr = 2 ** (Z_LOG2 + E_LOG2)
     row = tl.program_id(0).to(tl.int64)
     scratch = selection_scratch(scratch_ptr, row, C_LOG2)
-    i = tl.arange(0, N)
-    keys = tl.load(cand_ptr + row * Z * (2 ** E_LOG2) + i, mask=(i >> E_LOG2) < Z, other=0)
+    t = tl.arange(0, 2 ** Z_LOG2)[:, None]
+    e = tl.arange(0, 2 ** E_LOG2)[None, :]
+    keys = tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + e, mask=t < Z, other=0)
     if PART == 0:
         tl.store(out_ptr + row, tl.max(keys))
-    elif PART == 1:
-        tl.store(out_ptr + row, value_threshold((keys >> 32).to(tl.uint32), C, 16).to(tl.uint64))
-    elif PART == 2:
+    elif PART <= 4:
+        DIGIT: tl.constexpr = (8, 6, 5, 4)[PART - 1]
+        thr, n_above, n_at = value_threshold(tl.reshape((keys >> 32).to(tl.uint32), [N], can_reorder=True), C, 16,
+                                             DIGIT)
+        tl.store(out_ptr + row, thr.to(tl.uint64) + n_above + n_at)
+    elif PART == 5:
         compact_best(keys, C, scratch, False)
         tl.store(out_ptr + row, tl.max(tl.load(scratch + tl.arange(0, C))))
+    elif PART == 6:
+        top, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
+        tl.store(out_ptr + row * C + rank, top)
     else:
         top = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
         tl.store(out_ptr + row * C + tl.arange(0, C), top)

@@ -33,7 +33,7 @@ from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
-                   merge_tile_top, selection_scratch)
+                   merge_tile_top, selection_scratch, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .tile import load_tile, process_tile, processed_tile, tile_keys
@@ -190,6 +190,16 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
     skip = without_candidates(flags, SKIP_UNTRUNCATED)
+    # Everything that does not depend on the candidates is loaded first, so that its latency overlaps
+    # the selection's instead of adding a dependent load after it: the statistics, the tiles' last
+    # keys (the saturation test) and the truncation parameters.
+    zz = tl.arange(0, 2 ** Z_LOG2)
+    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
+    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
+    lasts = tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2)
+    log_min_p = tl.load(log_min_p_ptr + slot)
+    k = tl.load(top_k_ptr + slot)
+    p_top = tl.load(top_p_ptr + slot)
     if skip:
         top = tl.zeros([C], tl.uint64)
     else:
@@ -200,7 +210,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact).
         kth = _at(top, lane, C - 1)
-        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2) & ~skip:
+        if any_saturated(lasts, kth) & ~skip:
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
@@ -225,10 +235,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     else:
         rank_val = tl.where(real, bits16_to_f32(bits_from_key16((top >> 32).to(tl.int32)), IS_BF16), NEG_INF)
 
-    zz = tl.arange(0, 2 ** Z_LOG2)
-    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
     n_real = tl.sum(real.to(tl.int32))
-    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
     # Some token is selectable: a real candidate, or, without candidates, a finite normalizer.
     valid = (n_bad == 0) & ((n_real > 0) | (skip & (lse_all > NEG_INF))) & ((flags & ACTIVE) != 0)
 
@@ -237,11 +244,10 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     in_bound = n_real < C                                  # every selectable token is a candidate
     thr = tl.full((), float("-inf"), tl.float32)           # min-p's threshold on rank values
     if (flags & MIN_P) != 0:
-        thr = _at(rank_val, lane, 0) + tl.load(log_min_p_ptr + slot)
+        thr = _at(rank_val, lane, 0) + log_min_p
         keep = keep & (rank_val >= thr)
         in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
     if (flags & TOP_K) != 0:
-        k = tl.load(top_k_ptr + slot)
         keep = keep & (lane < k)
         in_bound = in_bound | (k <= C)                     # a top-k above the bound is not in bound
     m = _at(x, lane, 0)
@@ -252,7 +258,6 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     probs = tl.exp(x - log_norm)
     exact = in_bound
     if (flags & TOP_P) != 0:
-        p_top = tl.load(top_p_ptr + slot)
         p_kept = tl.where(keep, probs, 0.0)
         before = tl.cumsum(p_kept, axis=0) - p_kept
         reached = tl.sum(p_kept) >= p_top
@@ -337,6 +342,27 @@ def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
 
 
 @triton.jit
+def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
+                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                  pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """token_values of the chosen token: taken from its candidate lane when it is a candidate (the same
+    arithmetic on the same inputs), so that only tokens from beyond the candidates (untruncated and
+    long-set rows) pay a dependent load after the draw."""
+    lane = tl.arange(0, idx.shape[0])
+    j = tl.min(tl.where(real & (idx == tok), lane, idx.shape[0]))
+    raw_tok = _at(raw_c, lane, j)
+    x_tok = _at(x, lane, j)
+    if j == idx.shape[0]:
+        raw_tok, x_tok = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
+                                      prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                                      bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS,
+                                      pend_ptr, n_pend, PENDING)
+    return raw_tok, x_tok
+
+
+@triton.jit
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
                    idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
@@ -412,6 +438,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
+    # Per-request values stage 1 does not write: loaded before the wait, under stage 1's last wave.
+    seed = tl.load(seed_ptr + slot)
+    pos = tl.load(positions_ptr + row)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
@@ -445,8 +474,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         drawn, log_final, _d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, tl.load(seed_ptr + slot),
-            tl.load(positions_ptr + row), 0, -1, False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK,
+            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, 0, -1, False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK,
             MAX_BIAS)
         keep = set_head(keep, x, m0, target, search_p)
         if (flags & GREEDY) == 0:
@@ -454,8 +482,6 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     elif untruncated:
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
     elif (flags & GREEDY) == 0:
-        seed = tl.load(seed_ptr + slot)
-        pos = tl.load(positions_ptr + row)
         score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
         best = tl.max(score)
         token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
@@ -470,9 +496,13 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
         tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
         tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
-    raw_tok, x_tok = token_values(token, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
-                                  prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
-                                  bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS)
+    raw_tok = tl.full((), 0.0, tl.float32)
+    x_tok = raw_tok
+    if (flags & LOGPROBS) != 0:
+        raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
+                                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                       pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                       HAS_MASK, MAX_BIAS)
     tl.store(valid_ptr + row, valid.to(tl.int8))
     tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
     tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))

@@ -15,7 +15,8 @@ whether the tile holds a NaN. Three strategies (emit_tile_candidates):
   bitwise search and "bitonic" sorts the whole tile. Every path gives the same exact result.
 
 Stage 2, one program per row: selects the row's top C of the tile lists by a search on their values and
-sorts those C by rank (kernels/select.py).
+ranks those C against each other (kernels/select.py); each output is stored at its rank, its value
+decoded from its key.
 That is exact unless some tile is *saturated*: its last emitted key lies above T, the k-th merged key,
 so keys it did not emit may belong to the top k. (A tile whose last emitted key is <= T cannot hide
 one: its unemitted keys are below T, and k emitted keys are >= T.) At most k/E tiles can be saturated;
@@ -28,9 +29,10 @@ import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
 from .pdl import let_next_start, wait_for_previous
-from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
+from .prologue import bits16_to_f32
+from .keys import bits_from_key16, pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
 from .rank import kth_largest, store_top_sorted
-from .select import select_top_sorted
+from .select import in_rank_order, select_top
 
 
 @triton.jit
@@ -292,13 +294,19 @@ def last_emitted(cand_ptr, row, Z, t, E_LOG2: tl.constexpr):
 
 
 @triton.jit
-def any_saturated(cand_ptr, row, Z, kth, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
-    """Whether some tile's last emitted key lies above kth, the k-th merged key: only such a tile can
-    hide members of the top k (module docstring)."""
+def tile_lasts(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
+    """The smallest key each of the row's tiles emitted (0 past the last tile). Stage 2 loads them
+    beside the lists, so that the saturation test below waits for no load of its own."""
     E: tl.constexpr = 2 ** E_LOG2
     zz = tl.arange(0, 2 ** Z_LOG2)
-    last = tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
-    return tl.sum((last > kth).to(tl.int32)) > 0
+    return tl.load(cand_ptr + (row * Z + zz) * E + (E - 1), mask=zz < Z, other=0)
+
+
+@triton.jit
+def any_saturated(lasts, kth):
+    """Whether some tile's last emitted key (tile_lasts) lies above kth, the k-th merged key: only such
+    a tile can hide members of the top k (module docstring)."""
+    return tl.sum((lasts > kth).to(tl.int32)) > 0
 
 
 @triton.jit
@@ -319,6 +327,23 @@ def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_L
 
 
 @triton.jit
+def key_values(keys, real, logits_ptr, row, stride_row, idx, KEY64: tl.constexpr):
+    """The logits of real row keys (as fp32), decoded from the keys' value part (the encoding is a bijection of
+    bit patterns, kernels/keys.py) instead of gathered from the row: a dependent load fewer at the
+    end of stage 2. Zeros are read from the row all the same: -0.0 and +0.0 share a key. -inf where
+    not real."""
+    if KEY64:
+        k = (keys >> 32).to(tl.uint32)
+        bits = tl.where(k >= 0x80000000, k ^ 0x80000000, k ^ 0xFFFFFFFF).to(tl.uint32)
+        v = bits.to(tl.float32, bitcast=True)
+    else:
+        v = bits16_to_f32(bits_from_key16((keys >> 32).to(tl.int32)), logits_ptr.dtype.element_ty == tl.bfloat16)
+    zero = real & (v == 0)
+    v = tl.where(zero, tl.load(logits_ptr + row * stride_row + idx, mask=zero, other=0.0).to(tl.float32), v)
+    return tl.where(real, v, float("-inf"))
+
+
+@triton.jit
 def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, indices_ptr, scratch_ptr,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 KEY64: tl.constexpr, NEG_INF_KEY: tl.constexpr, PDL: tl.constexpr = False):
@@ -326,15 +351,21 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
     ZP: tl.constexpr = 2 ** Z_LOG2
     row = tl.program_id(0).to(tl.int64)
     wait_for_previous(PDL)
-    # The row's NaN flags, loaded before the selection so that their latency overlaps it.
+    # The row's NaN flags and its tiles' last keys, loaded with the lists so that their latency
+    # overlaps the selection.
     zz = tl.arange(0, ZP)
     has_nan = tl.sum(tl.load(nan_ptr + row * Z + zz, mask=zz < Z, other=0)) > 0
-    top = select_top_sorted(cand_ptr, row, Z, selection_scratch(scratch_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2, KEY64)
+    lasts = tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2)
+    scratch = selection_scratch(scratch_ptr, row, C_LOG2)
+    top, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, KEY64)
 
     lane = tl.arange(0, C)
     if E_LOG2 < C_LOG2:
-        kth = tl.max(tl.where(lane == k - 1, top, 0))
-        if any_saturated(cand_ptr, row, Z, kth, Z_LOG2, E_LOG2):
+        kth = tl.max(tl.where(rank == k - 1, top, 0))
+        if any_saturated(lasts, kth):
+            # Rare (module docstring): the refill merges into the candidates in rank order.
+            top = in_rank_order(top, rank, scratch, C)
+            rank = lane
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
@@ -344,10 +375,11 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
                                        scratch_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
 
+    # Each output lands at its rank: the candidates need never be put in order.
     real = (top >> 32) > NEG_INF_KEY          # not padding, not -inf
     idx = tl.where(real, row_key_index(top), -1)
-    vals = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=float("-inf"))
+    vals = key_values(top, real, logits_ptr, row, stride_row, idx, KEY64)
     idx = tl.where(has_nan, -1, idx)
-    vals = tl.where(has_nan, float("nan"), vals.to(tl.float32))
-    tl.store(indices_ptr + row * k + lane, idx, mask=lane < k)
-    tl.store(values_ptr + row * k + lane, vals, mask=lane < k)
+    vals = tl.where(has_nan, float("nan"), vals)
+    tl.store(indices_ptr + row * k + rank, idx, mask=rank < k)
+    tl.store(values_ptr + row * k + rank, vals, mask=rank < k)

@@ -45,7 +45,7 @@ from .draft import argmax_lowest, draft_q, residual_scores
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .pdl import wait_for_previous
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
+from .sample import _at, chosen_values, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -165,10 +165,10 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     raw_t = tl.full((), 0.0, tl.float32)
     x_t = raw_t
     if (flags & LOGPROBS) != 0:     # the token's own values (it need not be a candidate)
-        raw_t, x_t = token_values(tl.where(row_ok, tok, 0), logits_ptr, stride_row, V, row, slot, flags,
-                                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                                  pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                  HAS_MASK, MAX_BIAS, pend, l, True)
+        raw_t, x_t = chosen_values(tl.where(row_ok, tok, 0), idx, real, raw_c, x, logits_ptr, stride_row, V, row,
+                                   slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr,
+                                   freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                   HAS_MASK, MAX_BIAS, pend, l, True)
     lp, top_ids, top_lp = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,
@@ -233,10 +233,12 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     slot, flags = row_slot(req_slots_ptr, flags_ptr, b, max_slots)
     # A device tensor of draft counts is not checked on the host: clamp it into 0..γ.
     n_b = tl.minimum(tl.maximum(tl.load(n_draft_ptr + b).to(tl.int64), 0), gamma)
+    seed = tl.load(seed_ptr + slot)
+    pos = tl.load(req_pos_ptr + b) + l
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     if l <= n_b:                            # rows past a ragged request's drafts only check in
         tok, res, lp, top_ids, top_lp = verify_row(
-            logits_ptr, stride_row, V, b, l, n_b, slot, flags, tl.load(seed_ptr + slot), tl.load(req_pos_ptr + b) + l,
+            logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,

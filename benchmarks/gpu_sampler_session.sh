@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet_sampler
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -228,17 +228,23 @@ case "$1" in
         | grep -v "'what': 'env'"
     timeout 160 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
         --vocab 151936,32768 --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk " ;;
-  diet_sampler) # run 52: the same for the sampler and verification (statistics, tiles' last keys and truncation
-                # parameters loaded before the selection, seeds and positions before the PDL wait, the token's
-                # values from its candidate lane): production-size tokens, verification against the reference and
-                # its graph replay, the sampler and verification (γ = 3) against FlashInfer, the logprobs mix
+  diet2)        # run 52: the same with 5-bit digits in the selection's search: stage 2 alone (also V = 32768), top-k
+                # exactness and its comparison at two vocabularies, production-size sampler tokens, the sampler
+                # against FlashInfer
+    timeout 80 python3 benchmarks/profile_topk_stages.py
+    CHECK_VOCABS=151936 CHECK_CONFIGS= CHECK_KS=1,128 timeout 100 python3 benchmarks/check_topk_gpu.py exact \
+        | grep -v "'what': 'env'" | tail -2
+    timeout 160 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
+        --vocab 151936,32768 --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk "
     timeout 120 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
-    timeout 170 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
     timeout 110 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --vocab 151936 \
-        --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep "^sample "
-    timeout 120 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
+        --budget-ms 60 --out "$OUT/sample.csv" 2>&1 | grep "^sample " ;;
+  diet3)        # run 53: verification against the reference and its graph replay, verification (γ = 3) against
+                # FlashInfer, the top-k and logprobs mixes
+    timeout 170 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
+    timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
         --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep "^verify "
-    timeout 90 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+    timeout 120 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_k,standard_logprobs ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
@@ -247,6 +253,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet_sampler" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -24,7 +24,7 @@ def t(fn):
 
 EXTRA = parse_configs(" ".join(sys.argv[1:]))
 
-for v, n in ((151936, 1), (151936, 32), (151936, 128), (262144, 128)):
+for v, n in ((151936, 1), (151936, 32), (151936, 128), (262144, 128), (32768, 1), (32768, 128)):
     x = gumbel(n, v)
     vals = torch.empty(n, 128, dtype=x.dtype, device="cuda")
     idx = torch.empty(n, 128, dtype=torch.int64, device="cuda")

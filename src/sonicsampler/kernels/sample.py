@@ -474,8 +474,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         drawn, log_final, _d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, 0, -1, False, 0.0, logits_ptr, slots_ptr, 0, KEY64, IS_BF16, HAS_MASK,
-            MAX_BIAS)
+            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, 0, -1, False, 0.0, logits_ptr, slots_ptr, 0,
+            KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         keep = set_head(keep, x, m0, target, search_p)
         if (flags & GREEDY) == 0:
             token = drawn

@@ -1,7 +1,7 @@
 """Stage 2's selection: the row's best C keys out of its Z tile lists, without sorting networks.
 
 The tile lists (E row keys per tile, each list sorted descending, tiles in vocabulary order) are read
-as one flat block of Z*E keys. Among keys of equal value that flat order is the vocabulary order:
+as one (Z, E) block. Among keys of equal value its flat order is the vocabulary order:
 within a list equal values come in ascending index (the inverted index is the key's low part), and
 the lists follow each other in tile order. So the C best keys are found by value alone:
 
@@ -10,8 +10,8 @@ the lists follow each other in tile order. So the C best keys are found by value
 2. every key above v* is taken, plus the first (C - #above) keys equal to v* in flat order, i.e. the
    lowest indices: a prefix count settles the ties, and is skipped when all of them fit (the usual
    case: the histograms already counted them);
-3. the C chosen keys are compacted (a prefix count over the lists) through `scratch` and ranked against each other
-   (one C x C comparison). `select_top` returns them unsorted with their ranks: the top-k stores each
+3. the C chosen keys are compacted (a prefix count over the lists) through `scratch` and ranked
+   against each other (one C x C comparison). `select_top` returns them unsorted with their ranks: the top-k stores each
    output at its rank and never needs them in order; `select_top_sorted` stores them at their ranks
    in scratch and reads them back sorted (the sampler's rules walk the candidates in rank order).
 

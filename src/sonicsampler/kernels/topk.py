@@ -328,10 +328,10 @@ def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_L
 
 @triton.jit
 def key_values(keys, real, logits_ptr, row, stride_row, idx, KEY64: tl.constexpr):
-    """The logits of real row keys (as fp32), decoded from the keys' value part (the encoding is a bijection of
-    bit patterns, kernels/keys.py) instead of gathered from the row: a dependent load fewer at the
-    end of stage 2. Zeros are read from the row all the same: -0.0 and +0.0 share a key. -inf where
-    not real."""
+    """The logits of real row keys (as fp32), decoded from the keys' value part (the encoding is a
+    bijection of bit patterns, kernels/keys.py) instead of gathered from the row: a dependent load
+    fewer at the end of stage 2. Zeros are read from the row all the same: -0.0 and +0.0 share a key.
+    -inf where not real."""
     if KEY64:
         k = (keys >> 32).to(tl.uint32)
         bits = tl.where(k >= 0x80000000, k ^ 0x80000000, k ^ 0xFFFFFFFF).to(tl.uint32)

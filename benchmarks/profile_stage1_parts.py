@@ -14,7 +14,7 @@ import triton.language as tl
 import triton.testing
 
 from sonicsampler.kernels.keys import tile_keys_to_row_keys
-from sonicsampler.kernels.rank import kth_largest, ranks, store_top_sorted
+from sonicsampler.kernels.rank import kth_largest, store_top_sorted
 from sonicsampler.kernels.select import compact_best, select_top, select_top_sorted, value_threshold
 from sonicsampler.kernels.topk import compact_at_least, load_tile_keys, selection_scratch
 
@@ -22,8 +22,7 @@ PARTS = ("load+keys", "+group max, tau", "+count and prefix sum only", "+compact
          "+compaction (atomics)", "+compaction (2-D prefix sums)", "+compaction (2-D), rank and store")
 S2_PARTS = ("load lists", "+value search (8-bit digits)", "+value search (6-bit digits)",
             "+value search (5-bit digits)", "+value search (4-bit digits)", "+ties and compaction",
-            "+ranks (select_top, unsorted)", "+rank sort (select_top_sorted)",
-            "+ranks on the 64-bit keys (before run 57)")
+            "+ranks (select_top, unsorted)", "+rank sort (select_top_sorted)")
 
 
 @triton.jit
@@ -113,13 +112,9 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
     elif PART == 6:
         top, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
         tl.store(out_ptr + row * C + rank, top)
-    elif PART == 7:
+    else:
         top = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
         tl.store(out_ptr + row * C + tl.arange(0, C), top)
-    else:
-        compact_best(keys, C, scratch, False)
-        top = tl.load(scratch + tl.arange(0, C))
-        tl.store(out_ptr + row * C + ranks(top, C), top)
 
 
 def main():

@@ -22,12 +22,6 @@ def ranks(keys, N: tl.constexpr):
 
 
 @triton.jit
-def distinct_ranks(keys, N: tl.constexpr):
-    """ranks() of keys known to be distinct: one comparison per pair."""
-    return tl.sum((keys[None, :] > keys[:, None]).to(tl.int32), axis=1)
-
-
-@triton.jit
 def kth_largest(keys, N: tl.constexpr, K: tl.constexpr):
     """The K-th largest (K counts from 1) of a 1-D block of N keys."""
     return tl.max(tl.where(ranks(keys, N) == K - 1, keys, tl.zeros_like(keys)))

@@ -21,7 +21,7 @@ Padding keys (0) rank last, so a row with fewer than C real keys comes out zero-
 import triton
 import triton.language as tl
 
-from .rank import distinct_ranks, ranks
+from .rank import ranks
 
 
 @triton.jit
@@ -96,17 +96,9 @@ def select_top(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.const
     e = tl.arange(0, 2 ** E_LOG2)[None, :]
     keys = tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + e, mask=t < Z, other=0)
     compact_best(keys, C, scratch, KEY64)
-    lane = tl.arange(0, C)
-    chosen = tl.load(scratch + lane)
+    chosen = tl.load(scratch + tl.arange(0, C))
     tl.debug_barrier()   # the caller may reuse scratch
-    if KEY64:
-        rank = ranks(chosen, C)
-    else:
-        # 32-bit keys that order like the 64-bit ones: the 16-bit value over the inverted place in
-        # the compacted block, which among equal values is the vocabulary order (padding too ranks
-        # by place). Distinct, so one 32-bit comparison per pair instead of two 64-bit ones.
-        rank = distinct_ranks(((chosen >> 32).to(tl.uint32) << 16) | (0xFFFF - lane).to(tl.uint32), C)
-    return chosen, rank
+    return chosen, ranks(chosen, C)
 
 
 @triton.jit

@@ -11,9 +11,10 @@ the lists follow each other in tile order. So the C best keys are found by value
    lowest indices: a prefix count settles the ties, and is skipped when all of them fit (the usual
    case: the histograms already counted them);
 3. the C chosen keys are compacted (a prefix count over the lists) through `scratch` and ranked
-   against each other (one C x C comparison). `select_top` returns them unsorted with their ranks: the top-k stores each
-   output at its rank and never needs them in order; `select_top_sorted` stores them at their ranks
-   in scratch and reads them back sorted (the sampler's rules walk the candidates in rank order).
+   against each other (one C x C comparison). `select_top` returns them unsorted with their ranks:
+   the top-k stores each output at its rank and never needs them in order; `select_top_sorted`
+   stores them at their ranks in scratch and reads them back sorted (the sampler's rules walk the
+   candidates in rank order).
 
 A few dozen barriers in all, where the bitonic merge of the same lists took ~140 (docs/PERFORMANCE.md).
 Padding keys (0) rank last, so a row with fewer than C real keys comes out zero-padded.

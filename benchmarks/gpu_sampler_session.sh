@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -248,6 +248,54 @@ case "$1" in
         --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep "^verify "
     timeout 120 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_k,standard_logprobs ;;
+  tune32k)  # run 55: the top-k at V = 32768 retuned after stage 2 got cheaper (runs 51-52), with
+              # smaller tiles (256, 512) among the candidates; the table rebuilt from the recorded timings plus these,
+              # then the top-k against its baselines at V = 32768 with the new table.
+    timeout 330 python3 benchmarks/tune_topk.py --vocabs 32768 --rows 1,4,16,32,64,128 --blocks 256,512,1024 \
+        --emits 8,16 --warps1 1,2 --strategies extract --out "$OUT/run55_tune_topk.json" 2>&1 | tail -8
+    H=benchmarks/results/h100
+    python3 benchmarks/tune_topk.py --from-timings $H/run11_tune_topk.timings.jsonl $H/run17_tune_topk.timings.jsonl \
+        $H/run18_tune_topk.timings.jsonl "$OUT/run55_tune_topk.json.timings.jsonl" --out src/sonicsampler/tuning/tables/topk_sm90.json \
+        --gpu "NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0: runs 17-18 (2026-11-21) over run 11; V = 32768 from run 55 (2026-11-22, commit $BENCH_GIT_COMMIT, after stage 2's changes of runs 51-52); configurations whose refill risk exceeds 1e-3 left out (tuning/topk_config.py); benchmarks/results/h100/RUNS.md"
+    cp src/sonicsampler/tuning/tables/topk_sm90.json "$OUT/"
+    timeout 150 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler --vocab 32768 \
+        --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk " ;;
+  checks56) # run 56: checks after runs 51-55: the top-k's exactness at V = 32000 and 262144 under the
+              # retuned table (256-token tiles), its graph replay and compile count; production-size sampler tokens;
+              # verification's graph replay.
+    CHECK_VOCABS=32000,262144 CHECK_CONFIGS= CHECK_KS=1,128 timeout 150 python3 benchmarks/check_topk_gpu.py exact graph \
+        | grep -v "'what': 'env'" | grep -v exactness_so_far
+    timeout 230 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 150 python3 benchmarks/check_sampler_gpu.py verify_graph 2>&1 | grep -v "'what': 'env'" ;;
+  rank32)   # run 57: stage 2 ranks the chosen keys on 32-bit keys (value over place) instead of
+              # the 64-bit ones: the selection's parts with both (the 64-bit one as part "before run 57"), stage 2 alone,
+              # top-k exactness, the top-k against its baselines at V = 151936, and programmatic dependent launch at 64 and
+              # 128 rows again (SONICSAMPLER_PDL_MAX_ROWS=128) now that stage 2 is shorter. The 32-bit ranks
+              # were reverted after it, and the profiler's part for the 64-bit ones went with them.
+    timeout 120 python3 benchmarks/profile_stage1_parts.py --rows 1,32 --block 1024 --emit 8 --warps 8 --stage2-only | grep "^stage 2"
+    timeout 80 python3 benchmarks/profile_topk_stages.py
+    CHECK_VOCABS=151936 CHECK_CONFIGS= CHECK_KS=1,128 timeout 100 python3 benchmarks/check_topk_gpu.py exact \
+        | grep -v "'what': 'env'" | tail -1
+    timeout 100 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler --vocab 151936 \
+        --budget-ms 60 --out "$OUT/topk.csv" 2>&1 | grep "^topk "
+    SONICSAMPLER_PDL_MAX_ROWS=128 timeout 80 python3 benchmarks/run.py --case topk --impl sonicsampler --vocab 151936 \
+        --rows 64,128 --budget-ms 60 --out "$OUT/topk_pdl128.csv" 2>&1 | grep "^topk " | sed "s/^/pdl_max=128 /" ;;
+  pdl64)    # run 58: the top-k with PDL up to 64 rows (pdl.py; run 57 measured a gain at 64 rows once):
+              # exactness at V = 151936 (rows 1, 3, 64, 256: 64 now with PDL), graph replay and compile count over 1..70
+              # rows after topk_warmup, then 64 and 128 rows with the default bound against SONICSAMPLER_PDL_MAX_ROWS=32.
+    CHECK_VOCABS=151936 CHECK_CONFIGS= CHECK_KS=1,128 timeout 120 python3 benchmarks/check_topk_gpu.py exact graph \
+        | grep -v "'what': 'env'" | grep -v exactness_so_far
+    for p in 64 32 64 32; do
+      SONICSAMPLER_PDL_MAX_ROWS=$p timeout 60 python3 benchmarks/run.py --case topk --impl sonicsampler --vocab 151936 \
+          --rows 32,64,128 --budget-ms 60 --out "$OUT/topk_pdl$p.csv" 2>&1 | grep "^topk " | sed "s/^/pdl_max=$p /"
+    done ;;
+  mixes59)  # run 59: after stage 2's changes (runs 51-52), the mixes issue 4 names (heavy; top-20
+              # raw logprobs beside the plain top-k mix) at 1 / 32 / 128 rows, then verification (γ = 3) against
+              # FlashInfer's chain at V = 32768 (issue 6's 3x).
+    timeout 260 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_k,standard_logprobs,heavy
+    timeout 260 python3 benchmarks/run.py --case verify --gamma 3 --vocab 32768 --rows 1,4,16,32,64,128 \
+        --impl flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep "^verify " ;;
   mixes2)   # the mixes the issues' ratios need (4: heavy, logprobs; 5: untruncated, 1 row in 16 long), graph
     timeout 340 python3 benchmarks/sampler_mix.py --rows 1,32,128 --out "$OUT/sample_mix.csv" \
         --mix base,top_k,top_p,standard_logprobs,heavy,long_nucleus_1_in_16
@@ -255,6 +303,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

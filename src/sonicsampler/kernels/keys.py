@@ -12,6 +12,8 @@ Key 0 is never produced for a real value; it marks padding (lanes past the vocab
 import triton
 import triton.language as tl
 
+from .prologue import bits16_to_f32
+
 
 @triton.jit
 def key16_from_bits(bits):
@@ -40,6 +42,23 @@ def value_key32(x):
     bits = tl.where(bits == 0x80000000, 0, bits)
     key = tl.where(bits >= 0x80000000, bits ^ 0xFFFFFFFF, bits | 0x80000000)
     return key.to(tl.uint64)
+
+
+@triton.jit
+def bits_from_key32(key):
+    """Inverse of value_key32 (uint32 key -> uint32 fp32 pattern; -0.0 comes back as +0.0)."""
+    k = key.to(tl.uint32)
+    return tl.where(k >= 0x80000000, k ^ 0x80000000, k ^ 0xFFFFFFFF).to(tl.uint32)
+
+
+@triton.jit
+def row_key_value(key, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """The value (fp32) a 64-bit row key encodes: the logit itself for fp32 rows, the 16-bit value
+    for bf16/fp16 rows (-0.0 comes back as +0.0; meaningless where key == 0)."""
+    if KEY64:
+        return bits_from_key32((key >> 32).to(tl.uint32)).to(tl.float32, bitcast=True)
+    else:
+        return bits16_to_f32(bits_from_key16((key >> 32).to(tl.int32)), IS_BF16)
 
 
 @triton.jit

@@ -27,8 +27,8 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
-from .keys import bits_from_key16, row_key_index, value_key32
-from .prologue import bits16_to_f32, process
+from .keys import row_key_index, row_key_value, value_key32
+from .prologue import process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -233,7 +233,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     if KEY64:
         rank_val = x
     else:
-        rank_val = tl.where(real, bits16_to_f32(bits_from_key16((top >> 32).to(tl.int32)), IS_BF16), NEG_INF)
+        rank_val = tl.where(real, row_key_value(top, KEY64, IS_BF16), NEG_INF)
 
     n_real = tl.sum(real.to(tl.int32))
     # Some token is selectable: a real candidate, or, without candidates, a finite normalizer.

@@ -29,8 +29,7 @@ import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
 from .pdl import let_next_start, wait_for_previous
-from .prologue import bits16_to_f32
-from .keys import bits_from_key16, pack_tile_keys, row_key_index, row_key_to_tile_key, tile_keys_to_row_keys
+from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, row_key_value, tile_keys_to_row_keys
 from .rank import kth_largest, store_top_sorted
 from .select import in_rank_order, select_top
 
@@ -332,12 +331,7 @@ def key_values(keys, real, logits_ptr, row, stride_row, idx, KEY64: tl.constexpr
     bijection of bit patterns, kernels/keys.py) instead of gathered from the row: a dependent load
     fewer at the end of stage 2. Zeros are read from the row all the same: -0.0 and +0.0 share a key.
     -inf where not real."""
-    if KEY64:
-        k = (keys >> 32).to(tl.uint32)
-        bits = tl.where(k >= 0x80000000, k ^ 0x80000000, k ^ 0xFFFFFFFF).to(tl.uint32)
-        v = bits.to(tl.float32, bitcast=True)
-    else:
-        v = bits16_to_f32(bits_from_key16((keys >> 32).to(tl.int32)), logits_ptr.dtype.element_ty == tl.bfloat16)
+    v = row_key_value(keys, KEY64, logits_ptr.dtype.element_ty == tl.bfloat16)
     zero = real & (v == 0)
     v = tl.where(zero, tl.load(logits_ptr + row * stride_row + idx, mask=zero, other=0.0).to(tl.float32), v)
     return tl.where(real, v, float("-inf"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -289,6 +289,14 @@ case "$1" in
       SONICSAMPLER_PDL_MAX_ROWS=$p timeout 60 python3 benchmarks/run.py --case topk --impl sonicsampler --vocab 151936 \
           --rows 32,64,128 --budget-ms 60 --out "$OUT/topk_pdl$p.csv" 2>&1 | grep "^topk " | sed "s/^/pdl_max=$p /"
     done ;;
+  long60)   # run 60: the exact passes over long rows with 4096-token sub-tiles loaded ahead, per-lane
+            # results and trivial cuts skipped: every kind of long set checked against the reference (bf16,
+            # fp32; sampler and verification), then the eager call of each timed
+    timeout 420 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'" ;;
+  long61)   # run 61: the long-row batches against the all-bounded one at 16 / 128 rows, sub-tiles of 1024
+            # and 4096 alternating (the top-p rows do not use them: an A/A of the bounded batch)
+    timeout 500 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --long-block 1024,4096 --budget-ms 100 ;;
   mixes59)  # run 59: after stage 2's changes (runs 51-52), the mixes issue 4 names (heavy; top-20
               # raw logprobs beside the plain top-k mix) at 1 / 32 / 128 rows, then verification (γ = 3) against
               # FlashInfer's chain at V = 32768 (issue 6's 3x).
@@ -303,6 +311,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -64,15 +64,19 @@ def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
         if i % 16 == 0:
             return SamplingParams(temperature=1.5, top_p=0.99, seed=i), False
         return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
+    if mix == "long_min_p_1_in_16":  # one row in 16 keeps ~1000 tokens by min-p alone (no search)
+        if i % 16 == 0:
+            return SamplingParams(temperature=1.5, min_p=0.01, seed=i), False
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
     raise ValueError(mix)
 
 
 MIXES = ["base", "temperature", "top_k", "top_p", "min_p", "processing", "logprobs", "standard_logprobs",
-         "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16"]
+         "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16", "long_min_p_1_in_16"]
 
 
-def make_sampler(mix: str, n: int, v: int):
-    s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"))
+def make_sampler(mix: str, n: int, v: int, long_block: int | None = None):
+    s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"), long_block=long_block)
     grammar = False
     for i in range(n):
         p, grammar = mix_params(mix, i)
@@ -86,8 +90,8 @@ def make_sampler(mix: str, n: int, v: int):
     return s, slots, positions, mask
 
 
-def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float) -> None:
-    s, slots, positions, mask = make_sampler(mix, n, v)
+def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, long_block: int | None = None) -> None:
+    s, slots, positions, mask = make_sampler(mix, n, v, long_block)
     copies, note = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
     inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
     fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
@@ -100,10 +104,11 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float) -> 
         s.sample(inputs[r % copies], slots, positions, mask)
     host_us = (time.perf_counter() - t0) / reps * 1e6
     torch.cuda.synchronize()
-    row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": "sonicsampler",
+    impl = "sonicsampler" if long_block is None else f"sonicsampler.long_block{long_block}"
+    row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; {note}"}
     harness.append_rows(out, [row])
-    print(f"{mix:22s} rows={n:4d} V={v:7d}  {p50:8.1f} us   host {host_us:6.1f} us", flush=True)
+    print(f"{mix:22s} rows={n:4d} V={v:7d} {impl:12s} {p50:8.1f} us   host {host_us:6.1f} us", flush=True)
     del s, inputs, fns
     harness._release("cuda")
 
@@ -144,6 +149,8 @@ def main(argv=None):
     ap.add_argument("--budget-ms", type=float, default=200.0)
     ap.add_argument("--out", default="sample_mix.csv")
     ap.add_argument("--host-breakdown", action="store_true", help="only the host-time breakdown")
+    ap.add_argument("--long-block", default="",
+                    help="sub-tiles of the exact passes to compare, alternating (default: the Sampler's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
     if a.host_breakdown:
@@ -153,12 +160,14 @@ def main(argv=None):
     for v in [int(x) for x in a.vocab.split(",")]:
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:
-                try:
-                    measure(mix, n, v, env, a.out, a.budget_ms)
-                except Exception as e:  # a failing mix is data, not the end of the run
-                    print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
-                    harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",
-                                                 "impl": "sonicsampler", **env, "note": "error: " + harness.one_line(e)}])
+                for lb in [int(x) for x in a.long_block.split(",") if x] or [None]:
+                    try:
+                        measure(mix, n, v, env, a.out, a.budget_ms, lb)
+                    except Exception as e:  # a failing mix is data, not the end of the run
+                        print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
+                        harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",
+                                                     "impl": "sonicsampler", **env,
+                                                     "note": "error: " + harness.one_line(e)}])
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
 from .tuning import STRATEGIES, SampleConfig, sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
+# Sub-tile of the exact passes over a whole row (kernels/long_rows.py): 16 tokens per thread at 8 warps,
+# 8 KB of bf16 logits in flight per load.
+LONG_BLOCK = 4096
 
 
 class Sampler:
@@ -39,13 +42,15 @@ class Sampler:
     with such rows flagged and the dropped mass reported.
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
-    per thread (0: none).
+    per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
+    bound (kernels/long_rows.py); by default `block` when given, else LONG_BLOCK.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
-                 strategy: str | None = None, regs: tuple[int, int] | None = None):
+                 strategy: str | None = None, regs: tuple[int, int] | None = None,
+                 long_block: int | None = None):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
@@ -53,8 +58,10 @@ class Sampler:
         self.exact_untruncated = not allow_bounded_approximation
         if emit is not None and (emit < 2 or emit & (emit - 1)):
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
-        if block is not None and (block < 2 or block & (block - 1)):
-            raise ValueError(f"block must be a power of two, got {block}")
+        for name, b in (("block", block), ("long_block", long_block)):
+            if b is not None and (b < 2 or b & (b - 1)):
+                raise ValueError(f"{name} must be a power of two, got {b}")
+        self.long_block = long_block or block or LONG_BLOCK
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
@@ -294,7 +301,7 @@ class Sampler:
         const1["SKIP_UNTRUNCATED"] = self.exact_untruncated and not draft
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
-                     BLOCK_LOG2=_log2(block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
+                     BLOCK_LOG2=_log2(block), LONG_LOG2=_log2(self.long_block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,

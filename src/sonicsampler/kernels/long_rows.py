@@ -19,6 +19,15 @@ search: its threshold is known.
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
 token, verification's bonus) or verification's residual max(0, p - q) (kernels/draft.py), with the
 reference's per-token noise of the given stream; ties of perturbed scores go to the lower index.
+
+One program walks the whole row, so a pass is bound by its latency, not by bandwidth. Three things
+keep it short (run 60: a 1-in-16 long-nucleus batch took 1.56 ms before them):
+- sub-tiles of 2**SUB_LOG2 tokens (the launcher's LONG_LOG2: 4096 on the GPU, the stage-1 tile in the
+  CPU tests so that every carry between sub-tiles is exercised), each loaded while the one before is
+  processed (the next sub-tile's logits are a loop-carried value);
+- the final pass keeps per-lane running results (argmax, mass, membership of d) and reduces them once
+  at the end, instead of block reductions per sub-tile;
+- a trivial cut costs nothing: only a real cut scans its tied tokens.
 """
 import triton
 import triton.language as tl
@@ -28,12 +37,10 @@ from .draft import draft_q, residual_scores
 from .keys import bits_from_key16
 from .prologue import bits16_to_f32
 from .rng import gumbel_noise_tile
-from .tile import processed_tile
+from .tile import load_tile, process_tile, tile_keys
 
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
-
-SUB_LOG2 = tl.constexpr(10)   # the passes walk 1024-token sub-tiles: (1024, 16) sums stay in registers
 
 
 @triton.jit
@@ -51,18 +58,20 @@ def long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED: tl.constexpr):
 
 
 @triton.jit
-def _set_tile(logits_ptr, stride_row, V, row, slot, flags, t,
+def _set_tile(raw, t, V, row, slot, flags,
               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-              thr, m, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+              thr, m, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
-    """Sub-tile t (2**SUB_LOG2 tokens) of the row: processed values, token ids, value keys (int64),
-    which tokens reach min-p's threshold (every live finite token when thr is -inf), and their mass
-    relative to exp(m)."""
-    x, offs, _inb, _bad, keys = processed_tile(
-        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
-        counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-        SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    """Sub-tile t (2**SUB_LOG2 tokens) of the row, its raw logits `raw` already loaded: processed
+    values, token ids, value keys (int64), which tokens reach min-p's threshold (every live finite
+    token when thr is -inf), and their mass relative to exp(m)."""
+    offs = t.to(tl.int32) * (2 ** SUB_LOG2) + tl.arange(0, 2 ** SUB_LOG2)
+    inb = offs < V
+    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    keys = tile_keys(x, offs, inb & ~bad, SUB_LOG2, KEY64, IS_BF16)
     if KEY64:
         key = (keys >> 32).to(tl.int64)            # the fp32 value's 32-bit key
         rank_val = x
@@ -76,45 +85,66 @@ def _set_tile(logits_ptr, stride_row, V, row, slot, flags, t,
 @triton.jit
 def _cut(among, key, weight, lo, f_hi, target, tied_before):
     """The tokens of `among` that a cut (lo, f_hi, target) keeps in this sub-tile (module docstring),
-    and the weight of those tied at lo, which the next sub-tiles count before theirs."""
-    tied = among & (key == lo)
-    w_tied = tl.where(tied, weight, 0.0)
-    before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
-    return (among & (key > lo)) | (tied & (before < target)), tl.sum(w_tied)
+    and the weight of those tied at lo, which the next sub-tiles count before theirs. A trivial cut
+    (lo -1: every key is above it) scans nothing."""
+    kept = among & (key > lo)
+    w_t = tl.full((), 0.0, tl.float32)
+    if lo >= 0:
+        tied = among & (key == lo)
+        w_tied = tl.where(tied, weight, 0.0)
+        before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
+        kept = kept | (tied & (before < target))
+        w_t = tl.sum(w_tied)
+    return kept, w_t
 
 
 @triton.jit
-def _running_argmax(best, best_idx, score, offs, V):
-    """Fold one tile's Gumbel-max into the row's: the lowest index inside the tile, earlier tiles on ties."""
-    tile_best = tl.max(score)
-    tile_idx = tl.min(tl.where(score == tile_best, offs, V))
-    return tl.maximum(best, tile_best), tl.where(tile_best > best, tile_idx, best_idx)
+def _lane_argmax(best, best_idx, score, offs):
+    """Fold a sub-tile's scores into per-lane running maxima. A lane meets its tokens in increasing
+    index order, so a strict comparison keeps the lower index on ties (the reference's rule)."""
+    better = score > best
+    return tl.where(better, score, best), tl.where(better, offs, best_idx)
+
+
+@triton.jit
+def _argmax_of_lanes(best, best_idx, V):
+    """The row's Gumbel-max from the per-lane maxima: the lowest index reaching the largest score
+    (V when no lane holds a finite score)."""
+    top = tl.max(best)
+    return tl.min(tl.where(best == top, best_idx, V)).to(tl.int64)
 
 
 @triton.jit
 def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
                         mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        thr, m, lo_k, f_hi_k, target_k, lo, step, by_count, KEY64: tl.constexpr,
-                        IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                        pend_ptr, n_pend, PENDING: tl.constexpr):
-    """One search pass: for the 16 keys lo + j * step, the weight at keys >= each of the top-k cut's
-    tokens: their number (by_count: searching that cut, which is then trivial) or their mass
+                        thr, m, lo_k, f_hi_k, target_k, lo, shift, by_count, SUB_LOG2: tl.constexpr,
+                        KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                        MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
+    """One search pass: for the 16 keys lo + j * 2**shift, the weight at keys >= each of the top-k
+    cut's tokens: their number (by_count: searching that cut, which is then trivial) or their mass
     (relative to exp(m))."""
-    t_j = lo + tl.arange(0, 16).to(tl.int64) * step
+    j = tl.arange(0, 16)
     acc = tl.zeros((16,), tl.float32)
     tied_k = tl.full((), 0.0, tl.float32)
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
-    t = 0
+    t = tl.zeros((), tl.int32)
+    raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        # The next sub-tile's load is issued before this one's work (past the row it loads nothing).
+        raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, t + 1, SUB_LOG2)
         _x, _offs, key, in_set, w = _set_tile(
-            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            raw, t, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+            thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
         tied_k += tk
         weight = tl.where(in_k, tl.where(by_count, 1.0, w), 0.0)
-        acc += tl.sum(tl.where(key[:, None] >= t_j[None, :], weight[:, None], 0.0), axis=0)
+        # The highest j whose key a token reaches, in 32 bits (-1 below lo): 16 int32 comparisons
+        # per token instead of 16 int64 ones.
+        dj = tl.minimum(tl.maximum((key - lo) >> shift, -1), 15).to(tl.int32)
+        acc += tl.sum(tl.where(dj[:, None] >= j[None, :], weight[:, None], 0.0), axis=0)
+        raw = raw_next
         t += 1
     return acc
 
@@ -123,8 +153,8 @@ def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
 def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                   thr, m, top_p, k, search_k, search_p, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                   thr, m, top_p, k, search_k, search_p, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                   IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """The set's two cuts (module docstring): (lo_k, f_hi_k, target_k) of top-k when search_k, then
     (lo, f_hi, target) of top-p among its tokens when search_p; a cut not searched is trivial. f_hi
@@ -143,7 +173,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
     while phase < end:
         by_count = phase == 0
         s_lo = tl.full((), 0, tl.int64)
-        step = tl.full((), 2 ** (KEY_BITS - 4), tl.int64)
+        shift = tl.full((), KEY_BITS - 4, tl.int64)
         s_f_hi = tl.full((), 0.0, tl.float32)   # weight at keys above the search interval
         s_target = tl.full((), 0.0, tl.float32)
         p = 0
@@ -151,17 +181,18 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
             f = _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
                                     prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
                                     bias_vals_ptr, bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k,
-                                    s_lo, step, by_count, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                                    s_lo, shift, by_count, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
                                     pend_ptr, n_pend, PENDING)
             if p == 0:
                 # k tokens, or p times F(0): the whole mass of the top-k cut's tokens.
                 s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
             # The largest j whose key still has weight >= target at or above it (j = 0 always does).
+            step = tl.full((), 1, tl.int64) << shift
             reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
             jj = tl.max(tl.where(reach, j, 0))
             s_f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), s_f_hi)
             s_lo = s_lo + jj.to(tl.int64) * step
-            step = step // 16
+            shift -= 4
             p += 1
         if by_count:
             lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
@@ -176,7 +207,7 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   thr, m, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, stream, d,
-                  residual, log_final, q_ptr, q_ids_ptr, K,
+                  residual, log_final, q_ptr, q_ids_ptr, K, SUB_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   DRAFT: tl.constexpr = 0, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """One pass over the set (thr and its two cuts) of the row. Returns (token, the set's
@@ -185,44 +216,48 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     The token is the Gumbel-max over the set on `stream`; with `residual` (verification's rejected
     draft d, q given as DRAFT says), the Gumbel-max of the residual max(0, p - q) with p = exp(x -
     log_final) on the set, or of p itself where the residual is empty."""
-    best_a = tl.full((), float("-inf"), tl.float32)
-    idx_a = tl.full((), 0, tl.int64) + V
-    best_b = tl.full((), float("-inf"), tl.float32)
-    idx_b = tl.full((), 0, tl.int64) + V
+    SUB: tl.constexpr = 2 ** SUB_LOG2
+    # Per-lane running results (module docstring), reduced after the loop.
+    best_a = tl.full((SUB,), float("-inf"), tl.float32)
+    idx_a = tl.zeros((SUB,), tl.int32) + V
+    best_b = best_a
+    idx_b = idx_a
+    total = tl.zeros((SUB,), tl.float32)
+    d_in = tl.zeros((SUB,), tl.int32)
     tied_k = tl.full((), 0.0, tl.float32)
     tied_p = tl.full((), 0.0, tl.float32)
-    total = tl.full((), 0.0, tl.float32)
     resid_mass = tl.full((), 0.0, tl.float32)
-    d_in = tl.full((), 0, tl.int32)
-    n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
-    t = 0
+    n_sub = tl.cdiv(V, SUB)
+    t = tl.zeros((), tl.int32)
+    raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, t + 1, SUB_LOG2)
         x, offs, key, in_set, w = _set_tile(
-            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            raw, t, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+            thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
         member, tp = _cut(in_k, key, w, lo, f_hi, target, tied_p)
         tied_k += tk
         tied_p += tp
-        start = t.to(tl.int64) * (2 ** SUB_LOG2)
-        noise = gumbel_noise_tile(seed, pos, stream, start, 2 ** SUB_LOG2)
+        start = t.to(tl.int64) * SUB
+        noise = gumbel_noise_tile(seed, pos, stream, start, SUB)
         s_a = tl.where(member, x + noise, float("-inf"))
         s_b = s_a
-        r_t = tl.full((), 0.0, tl.float32)
         if residual:
-            q = draft_q(offs, member, d, q_ptr, q_ids_ptr, K, start, start + 2 ** SUB_LOG2, DRAFT)
+            q = draft_q(offs, member, d, q_ptr, q_ids_ptr, K, start, start + SUB, DRAFT)
             s_a, s_b, r_t = residual_scores(x, log_final, member, q, noise)
-        best_a, idx_a = _running_argmax(best_a, idx_a, s_a, offs, V)
-        best_b, idx_b = _running_argmax(best_b, idx_b, s_b, offs, V)
-        total += tl.sum(tl.where(member, w, 0.0))
-        resid_mass += r_t
-        d_in += tl.sum((member & (offs == d)).to(tl.int32))
+            resid_mass += r_t
+        best_a, idx_a = _lane_argmax(best_a, idx_a, s_a, offs)
+        best_b, idx_b = _lane_argmax(best_b, idx_b, s_b, offs)
+        total += tl.where(member, w, 0.0)
+        d_in = d_in | (member & (offs == d)).to(tl.int32)
+        raw = raw_next
         t += 1
-    token = idx_a
+    token = _argmax_of_lanes(best_a, idx_a, V)
     if residual:
-        token = tl.where(resid_mass > 0, idx_a, idx_b)
-    return token, m + tl.log(total), d_in > 0
+        token = tl.where(resid_mass > 0, token, _argmax_of_lanes(best_b, idx_b, V))
+    return token, m + tl.log(tl.sum(total)), tl.max(d_in) > 0
 
 
 @triton.jit

@@ -428,7 +428,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                  KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
@@ -469,13 +469,13 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
-            KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         # The draw on the sampling stream (0); no draft (d = -1, no residual: the q pointers are unused).
         drawn, log_final, _d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, 0, -1, False, 0.0, logits_ptr, slots_ptr, 0,
-            KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         keep = set_head(keep, x, m0, target, search_p)
         if (flags & GREEDY) == 0:
             token = drawn

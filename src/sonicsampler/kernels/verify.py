@@ -70,8 +70,8 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                n_logprobs_ptr, raw_lse_ptr,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-               KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-               NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+               LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+               MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
                TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
     token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*),
@@ -113,12 +113,12 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
-            KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
+            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
         drawn, log_final, d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_SAMPLE, d_safe, False, 0.0,
-            q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
+            q_row, q_ids_row, K, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
         keep = set_head(keep, x, m0, target, search_p)   # the candidates' part, for top-n
     if row_ok & ((flags & GREEDY) == 0):
         whole_row = untruncated | long_set   # p's support reaches past the candidates
@@ -154,7 +154,8 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                         temp_ptr, thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_RESIDUAL,
                         d_safe, True,
-                        log_final, q_row, q_ids_row, K, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
+                        log_final, q_row, q_ids_row, K, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend,
+                        l, True)
                 else:
                     q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
                     s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
@@ -220,7 +221,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr,
                   n_logprobs_ptr, raw_lse_ptr, top_ids_ptr, top_lp_ptr, N_TOP,
                   G_PAD: tl.constexpr, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
-                  BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  BLOCK_LOG2: tl.constexpr, LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
@@ -244,7 +245,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
             cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr, G,
-            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
+            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
             EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
         tl.store(res_tok_ptr + row, tok)
         tl.store(res_bits_ptr + row, res)

@@ -70,7 +70,7 @@ def capture(kernels, call):
     return seen
 
 
-BLOCK, WARPS = 8192, (4, 8)
+BLOCK, WARPS, LONG = 8192, (4, 8), None   # LONG: the sub-tile of the exact passes (None: the Sampler's)
 
 
 def main(what):
@@ -87,7 +87,7 @@ def main(what):
     v = 151936
 
     def call():
-        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS)
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
         s.add_request(1, SamplingParams(temperature=0.0, logprobs=5, repetition_penalty=1.1, logit_bias={3: 1.0}))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
@@ -95,7 +95,7 @@ def main(what):
     def call_verify():
         from sonicsampler.outputs import SparseDraftProbs
         b, gamma = 2, 3
-        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS)
+        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1, frequency_penalty=0.5))
         s.add_request(1, SamplingParams(temperature=0.0, logprobs=5, repetition_penalty=1.1, logit_bias={3: 1.0}))
         x = torch.randn(b * (gamma + 1), v).to(torch.bfloat16)
@@ -107,7 +107,7 @@ def main(what):
 
     def call_verify_plain():      # the benchmarks' verification: no log-probabilities, dense drafts
         b, gamma = 2, 3
-        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS)
+        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
         for i in range(b):
             s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
         s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
@@ -124,7 +124,8 @@ def main(what):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:     # e.g. `sampler 4096 8,8`: tile size and (stage-1, stage-2) warps
+    if len(sys.argv) > 2:     # e.g. `sampler 4096 8,8 4096`: tile size, (stage-1, stage-2) warps, long sub-tile
         BLOCK = int(sys.argv[2])
         WARPS = tuple(int(w) for w in sys.argv[3].split(",")) if len(sys.argv) > 3 else WARPS
+        LONG = int(sys.argv[4]) if len(sys.argv) > 4 else None
     main(sys.argv[1] if len(sys.argv) > 1 else "sampler")

@@ -294,9 +294,13 @@ case "$1" in
             # fp32; sampler and verification), then the eager call of each timed
     timeout 420 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'" ;;
   long61)   # run 61: the long-row batches against the all-bounded one at 16 / 128 rows, sub-tiles of 1024
-            # and 4096 alternating (the top-p rows do not use them: an A/A of the bounded batch)
-    timeout 500 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
-        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --long-block 1024,4096 --budget-ms 100 ;;
+            # and 2048 alternating (the top-p rows do not use them: an A/A of the bounded batch); then the
+            # code before (a snapshot of its src/ carried as .ab/old/src, if there)
+    timeout 400 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --long-block 1024,2048 --budget-ms 100
+    [ -d .ab/old/src ] && PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 150 python3 benchmarks/sampler_mix.py \
+        --rows 16 --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix long_nucleus_1_in_16,long_min_p_1_in_16 \
+        --budget-ms 100 ;;
   mixes59)  # run 59: after stage 2's changes (runs 51-52), the mixes issue 4 names (heavy; top-20
               # raw logprobs beside the plain top-k mix) at 1 / 32 / 128 rows, then verification (γ = 3) against
               # FlashInfer's chain at V = 32768 (issue 6's 3x).

@@ -76,7 +76,8 @@ MIXES = ["base", "temperature", "top_k", "top_p", "min_p", "processing", "logpro
 
 
 def make_sampler(mix: str, n: int, v: int, long_block: int | None = None):
-    s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"), long_block=long_block)
+    extra = {} if long_block is None else {"long_block": long_block}   # (None: also for a Sampler without it)
+    s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"), **extra)
     grammar = False
     for i in range(n):
         p, grammar = mix_params(mix, i)

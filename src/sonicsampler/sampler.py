@@ -25,9 +25,9 @@ from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
 from .tuning import STRATEGIES, SampleConfig, sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
-# Sub-tile of the exact passes over a whole row (kernels/long_rows.py): 16 tokens per thread at 8 warps,
-# 8 KB of bf16 logits in flight per load.
-LONG_BLOCK = 4096
+# Sub-tile of the exact passes over a whole row (kernels/long_rows.py). 4096 spilled ~1 KB per thread in
+# the sm_90 compile (the search's (sub-tile, 16) sums) and ran a bf16 long batch 2x slower (run 60).
+LONG_BLOCK = 1024
 
 
 class Sampler:

@@ -12,8 +12,10 @@ other arguments must be fixed for a given key. Under the interpreter every call 
 from __future__ import annotations
 
 import inspect
+import os
 
 import torch
+from triton import knobs
 
 from .kernels import INTERPRETED
 
@@ -32,6 +34,31 @@ def _address(a):
     return a.data_ptr() if isinstance(a, torch.Tensor) else a
 
 
+# SONICSAMPLER_BARE_LAUNCH=0 sends every launch through Triton's runner (for A/B timings of host time).
+BARE = os.environ.get("SONICSAMPLER_BARE_LAUNCH", "1") != "0"
+
+
+def bare_launch(compiled):
+    """The compiled kernel's C launch and what it takes before the kernel's arguments, or None where
+    Triton's runner has work to do on a launch (global or profile scratch to allocate).
+
+    Triton's runner looks up the current device and stream, builds launch metadata for hooks and goes
+    through CudaLauncher.__call__ on every launch: ~15 us of an eager sampler call's ~125 (run 63,
+    benchmarks/profile_host.py). Calling the C launch directly skips all but the stream lookup."""
+    run = compiled.run
+    if not BARE or getattr(run, "global_scratch_size", 1) or getattr(run, "profile_scratch_size", 1):
+        return None
+    return run.launch, compiled.function, run.launch_cooperative_grid, run.launch_pdl, compiled.packed_metadata
+
+
+def _hooks_set() -> bool:
+    """Whether a launch hook (e.g. a profiler's) is installed: then every launch goes through Triton's
+    runner, which calls it."""
+    rt = knobs.runtime
+    return bool(getattr(rt.launch_enter_hook, "calls", rt.launch_enter_hook)
+                or getattr(rt.launch_exit_hook, "calls", rt.launch_exit_hook))
+
+
 class Launcher:
     def __init__(self, fn):
         self.fn = fn
@@ -45,7 +72,7 @@ class Launcher:
         skips both. None: every argument as given."""
         hit = self._compiled.get(key)
         if hit is not None:
-            compiled, tail, fixed = hit
+            compiled, tail, fixed, bare = hit
             if dynamic is not None:
                 a = list(fixed)
                 for i in dynamic:
@@ -57,17 +84,24 @@ class Launcher:
                     if a != now:
                         bad = [i for i in range(len(a)) if a[i] != now[i]]
                         raise AssertionError(f"{self.fn.fn.__name__}: arguments {bad} changed but are not dynamic")
+            if not INTERPRETED:
+                a = a if dynamic is not None else args
+                g = grid + (1,) * (3 - len(grid))       # the compiled kernel takes 3 grid dimensions
+                if bare is not None and not _hooks_set():
+                    launch, function, coop, pdl, packed = bare
+                    # The current device's current stream, as Triton's runner takes it.
+                    stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+                    launch(g[0], g[1], g[2], stream, function, coop, pdl, None, None, packed, None, None, None,
+                           *a, *tail)
                 else:
-                    compiled[grid + (1,) * (3 - len(grid))](*a, *tail)   # the compiled runner takes 3 dims
-                    return
-            elif not INTERPRETED:
-                compiled[grid + (1,) * (3 - len(grid))](*args, *tail)
+                    compiled[g](*a, *tail)
                 return
         compiled = self.fn[grid](*args, **consts)
         if hit is None:
             # The tail is built under the interpreter too (which always launches through Triton), so
             # that the CPU tests exercise it.
-            self._compiled[key] = (compiled, self.tail(len(args), consts), [_address(x) for x in args])
+            self._compiled[key] = (compiled, self.tail(len(args), consts), [_address(x) for x in args],
+                                   None if INTERPRETED else bare_launch(compiled))
 
     def tail(self, n_args: int, consts: dict) -> tuple:
         """The parameters after the first n_args, as the compiled kernel takes them: every parameter

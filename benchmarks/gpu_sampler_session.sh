@@ -315,7 +315,7 @@ case "$1" in
         timeout 60 python3 benchmarks/profile_host.py 1 top_p 2>&1 | head -1 | sed 's/^/bare:   /'
     done
     timeout 60 python3 benchmarks/profile_host.py 32 heavy 2>&1 | head -1
-    timeout 300 python3 benchmarks/check_sampler_gpu.py graph verify_graph tokens 2>&1 | grep -v "'what': 'env'" ;;
+    CHECK_STRATEGIES=extract timeout 300 python3 benchmarks/check_sampler_gpu.py graph verify_graph tokens 2>&1 | grep -v "'what': 'env'" ;;
   mixes59)  # run 59: after stage 2's changes (runs 51-52), the mixes issue 4 names (heavy; top-20
               # raw logprobs beside the plain top-k mix) at 1 / 32 / 128 rows, then verification (γ = 3) against
               # FlashInfer's chain at V = 32768 (issue 6's 3x).

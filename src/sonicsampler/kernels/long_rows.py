@@ -35,8 +35,8 @@ import triton.language as tl
 
 from .. import indicators as bits
 from .draft import draft_q, residual_scores
-from .keys import bits_from_key16
-from .prologue import bits16_to_f32
+from .keys import key16_from_bits
+from .prologue import bits16_to_f32, ranking_bits16
 from .rng import gumbel_noise_tile
 from .tile import load_tile, process_tile, tile_keys
 
@@ -65,21 +65,27 @@ def _set_tile(raw, t, V, row, slot, flags,
               thr, m, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
     """Sub-tile t (2**SUB_LOG2 tokens) of the row, its raw logits `raw` already loaded: processed
-    values, token ids, value keys (int64), which tokens reach min-p's threshold (every live finite
-    token when thr is -inf), and their mass relative to exp(m)."""
+    values, token ids, value keys (int32 for 16-bit keys, int64 for fp32's 32-bit ones; 0 where not
+    live), which tokens reach min-p's threshold (every live finite token when thr is -inf), and their
+    mass relative to exp(m)."""
     offs = t.to(tl.int32) * (2 ** SUB_LOG2) + tl.arange(0, 2 ** SUB_LOG2)
     inb = offs < V
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    keys = tile_keys(x, offs, inb & ~bad, SUB_LOG2, KEY64, IS_BF16)
+    live = inb & ~bad
+    in_set = live & (x > float("-inf"))
     if KEY64:
+        keys = tile_keys(x, offs, live, SUB_LOG2, KEY64, IS_BF16)
         key = (keys >> 32).to(tl.int64)            # the fp32 value's 32-bit key
-        rank_val = x
+        in_set = in_set & (x >= thr)
     else:
-        key = (keys >> 16).to(tl.int64)
-        rank_val = bits16_to_f32(bits_from_key16(key.to(tl.int32)), IS_BF16)
-    in_set = (keys != 0) & (rank_val >= thr) & (x > float("-inf"))
+        # The 16-bit value key alone, in 32 bits (the tile keys' index half is not needed here); the
+        # rank value for min-p decoded from the rounded bits only for rows that have a threshold.
+        bits = ranking_bits16(x, IS_BF16)
+        key = tl.where(live, key16_from_bits(bits).to(tl.int32), 0)
+        if thr > float("-inf"):
+            in_set = in_set & (bits16_to_f32(bits, IS_BF16) >= thr)
     return x, offs, key, in_set, tl.where(in_set, tl.exp(x - m), 0.0)
 
 
@@ -88,6 +94,7 @@ def _cut(among, key, weight, lo, f_hi, target, tied_before):
     """The tokens of `among` that a cut (lo, f_hi, target) keeps in this sub-tile (module docstring),
     and the weight of those tied at lo, which the next sub-tiles count before theirs. A trivial cut
     (lo -1: every key is above it) scans nothing."""
+    lo = lo.to(key.dtype)
     kept = among & (key > lo)
     w_t = tl.full((), 0.0, tl.float32)
     if lo >= 0:
@@ -154,8 +161,8 @@ def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
         tied_k += tk
         weight = tl.where(in_k, tl.where(by_count, 1.0, w), 0.0)
-        # The highest j whose key a token reaches (-1 below lo), compared in 32 bits.
-        dj = tl.minimum(tl.maximum((key - lo) >> shift, -1), 15).to(tl.int32)
+        # The highest j whose key a token reaches (-1 below lo), in the key's width, compared in 32 bits.
+        dj = tl.minimum(tl.maximum((key - lo.to(key.dtype)) >> shift.to(key.dtype), -1), 15).to(tl.int32)
         a0, a1, a2, a3 = _above(a0, dj, weight, 0), _above(a1, dj, weight, 1), _above(a2, dj, weight, 2), \
             _above(a3, dj, weight, 3)
         a4, a5, a6, a7 = _above(a4, dj, weight, 4), _above(a5, dj, weight, 5), _above(a6, dj, weight, 6), \

@@ -21,14 +21,15 @@ token, verification's bonus) or verification's residual max(0, p - q) (kernels/d
 reference's per-token noise of the given stream; ties of perturbed scores go to the lower index.
 
 One program walks the whole row, so a pass is bound by its latency, not by bandwidth. What keeps it
-short (H100, V = 151936, one row in 16 beyond the bound: a nucleus 1.56 ms -> 0.76 ms, min-p alone
-0.29 -> 0.13 ms; runs 48, 61, 62):
+short (H100, V = 151936, one row in 16 beyond the bound: a nucleus 1.56 ms -> 0.65 ms, min-p alone
+0.29 -> 0.13 ms; runs 48, 61, 62, 65):
 - sub-tiles of 2**SUB_LOG2 tokens (the launcher's LONG_LOG2: 1024 on the GPU, where 4096 spilled; the
   stage-1 tile in the CPU tests, so that every carry between sub-tiles is exercised), each loaded
   while the one before is processed (the next sub-tile's logits are a loop-carried value);
 - lane-wise running results, reduced once after a pass: the draw's argmax, mass and membership of d,
   and the search's sixteen sums, instead of block reductions per sub-tile;
-- a trivial cut costs nothing: only a real cut scans its tied tokens (a block scan per sub-tile).
+- a trivial cut costs nothing: only a real cut scans its tied tokens (a block scan per sub-tile);
+- 16-bit rows carry their value keys alone, in 32 bits, and decode a rank value only for min-p.
 """
 import triton
 import triton.language as tl

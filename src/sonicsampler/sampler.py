@@ -36,10 +36,10 @@ class Sampler:
     bound: candidates per row (power of two, at most 128). Truncated sets that fit it are settled from
     the candidates; larger ones (min-p, top-k above the bound, top-p, in any combination) by exact
     passes over the row in stage 2 (kernels/long_rows.py: ~0.1 ms for min-p alone, ~0.65 ms for a
-    nucleus at V = 151936 on an H100). Untruncated rows (no top-k, top-p, min-p) are exact draws from the full softmax. Every row
-    is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True asks for the paper's
-    behaviour: sample among the best `bound` tokens (faster: no noise for every token, no passes),
-    with such rows flagged and the dropped mass reported.
+    nucleus at V = 151936 on an H100). Untruncated rows (no top-k, top-p, min-p) are exact draws from
+    the full softmax. Every row is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True
+    asks for the paper's behaviour: sample among the best `bound` tokens (faster: no noise for every
+    token, no passes), with such rows flagged and the dropped mass reported.
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
     per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
@@ -301,7 +301,8 @@ class Sampler:
         const1["SKIP_UNTRUNCATED"] = self.exact_untruncated and not draft
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
-                     BLOCK_LOG2=_log2(block), LONG_LOG2=_log2(self.long_block), KEY64=key64, IS_BF16=is_bf16, HAS_MASK=has_mask,
+                     BLOCK_LOG2=_log2(block), LONG_LOG2=_log2(self.long_block), KEY64=key64, IS_BF16=is_bf16,
+                     HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,

@@ -71,7 +71,8 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                n_logprobs_ptr, raw_lse_ptr,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-               MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
+               MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr,
+               EXACT_UNTRUNCATED: tl.constexpr,
                TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
     token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*),

@@ -142,8 +142,8 @@ def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
 
     Sixteen lane-wise sums, reduced once after the loop. Summing a (sub-tile, 16) comparison per
     sub-tile instead (one block reduction each) cost ~2-3 us per 1024-token sub-tile on the H100 (run
-    61: 4 such passes ~1.8 ms of a 1.95 ms nucleus), against ~0.85 us for the final pass's whole work:
-    the broadcast to 16 columns spreads each token's processing over 16 threads."""
+    61: 4 such passes ~1.8 ms of a 1.95 ms nucleus), against ~0.85 us for the final pass's whole work,
+    most likely because the broadcast to 16 columns spreads each token's processing over 16 threads."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
     a0 = tl.zeros((SUB,), tl.float32)
     a1, a2, a3, a4, a5, a6, a7 = a0, a0, a0, a0, a0, a0, a0

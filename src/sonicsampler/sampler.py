@@ -43,7 +43,7 @@ class Sampler:
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
     per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
-    bound (kernels/long_rows.py); by default `block` when given, else LONG_BLOCK.
+    bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
@@ -61,7 +61,9 @@ class Sampler:
         for name, b in (("block", block), ("long_block", long_block)):
             if b is not None and (b < 2 or b & (b - 1)):
                 raise ValueError(f"{name} must be a power of two, got {b}")
-        self.long_block = long_block or block or LONG_BLOCK
+        # A small `block` (the CPU tests') makes the passes walk several sub-tiles; a large one must not
+        # push them past LONG_BLOCK, where they spill.
+        self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)

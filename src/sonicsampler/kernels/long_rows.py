@@ -36,10 +36,10 @@ import triton.language as tl
 
 from .. import indicators as bits
 from .draft import draft_q, residual_scores
-from .keys import key16_from_bits
+from .keys import key16_from_bits, value_key32
 from .prologue import bits16_to_f32, ranking_bits16
 from .rng import gumbel_noise_tile
-from .tile import load_tile, process_tile, tile_keys
+from .tile import load_tile, process_tile
 
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
@@ -76,13 +76,13 @@ def _set_tile(raw, t, V, row, slot, flags,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     live = inb & ~bad
     in_set = live & (x > float("-inf"))
+    # Value keys alone: the tile keys' index half is not needed here.
     if KEY64:
-        keys = tile_keys(x, offs, live, SUB_LOG2, KEY64, IS_BF16)
-        key = (keys >> 32).to(tl.int64)            # the fp32 value's 32-bit key
+        key = tl.where(live, value_key32(x).to(tl.int64), 0)     # the fp32 value's 32-bit key
         in_set = in_set & (x >= thr)
     else:
-        # The 16-bit value key alone, in 32 bits (the tile keys' index half is not needed here); the
-        # rank value for min-p decoded from the rounded bits only for rows that have a threshold.
+        # The 16-bit value key in 32 bits; the rank value for min-p decoded from the rounded bits only
+        # for rows that have a threshold.
         bits = ranking_bits16(x, IS_BF16)
         key = tl.where(live, key16_from_bits(bits).to(tl.int32), 0)
         if thr > float("-inf"):
@@ -279,13 +279,13 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
         start = t.to(tl.int64) * SUB
         noise = gumbel_noise_tile(seed, pos, stream, start, SUB)
         s_a = tl.where(member, x + noise, float("-inf"))
-        s_b = s_a
         if residual:
             q = draft_q(offs, member, d, q_ptr, q_ids_ptr, K, start, start + SUB, DRAFT)
             s_a, s_b, r_t = residual_scores(x, log_final, member, q, noise)
             resid_mass += r_t
+            # p's own Gumbel-max, the fallback where the residual is empty: kept only for residual draws.
+            best_b, idx_b = _lane_argmax(best_b, idx_b, s_b, offs)
         best_a, idx_a = _lane_argmax(best_a, idx_a, s_a, offs)
-        best_b, idx_b = _lane_argmax(best_b, idx_b, s_b, offs)
         total += tl.where(member, w, 0.0)
         d_in = d_in | (member & (offs == d)).to(tl.int32)
         raw = raw_next

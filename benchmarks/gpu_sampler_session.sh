@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -314,6 +314,35 @@ case "$1" in
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 100
     timeout 330 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'"
     timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact" 2>&1 | tail -3 ;;
+  ncu67)    # run 67: Nsight Compute (--set full, clocks left alone) on one call each: where stage 1 and stage 2
+            # spend their time (occupancy, stalls, instructions, bytes); hot SASS lines per kernel
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    echo "ncu: $NCU"; "$NCU" --version | tail -1
+    mkdir -p /tmp/ncu
+    for c in "sample top_p 128" "topk - 128" "sample top_p 1" "verify 3 32" "sample base 128" "sample heavy 32"; do
+        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
+        timeout 200 "$NCU" --profile-from-start off --clock-control none --set full --import-source no -f \
+            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
+        tail -2 "/tmp/ncu/$name.log"
+        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
+        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page raw --csv 2>&1 | python3 -c "
+import csv, sys
+rows = list(csv.reader(sys.stdin))
+if rows:
+    head, units = rows[0], rows[1] if len(rows) > 1 else []
+    keep = [i for i, h in enumerate(head) if h in ('Kernel Name',) or 'issue_stalled' in h and 'ratio' in h
+            or h.startswith(('launch__', 'sm__warps_active', 'dram__bytes', 'smsp__inst_executed.sum', 'gpu__time_duration',
+                             'lts__t_bytes.sum', 'l1tex__t_bytes_pipe_lsu_mem_local', 'sm__throughput', 'smsp__issue_active'))]
+    for r in rows[2:]:
+        for i in keep:
+            if i < len(r): print(head[i], '=', r[i])
+        print('--')
+"; } >> "$OUT/ncu_raw.txt" 2>&1
+        "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source sass > "/tmp/ncu/$name.sass.csv" 2>&1
+        python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.sass.csv" 40 >> "$OUT/ncu_hotspots.txt" 2>&1
+        rm -f "/tmp/ncu/$name.ncu-rep"
+    done
+    tar -czf "$OUT/ncu_sass.tgz" -C /tmp/ncu . ; ls -la "$OUT" ;;
   long66)   # run 66: the long-row batches against the all-bounded one at V = 262144 (issue 5's second vocabulary)
     timeout 400 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 100 ;;
@@ -340,6 +369,6 @@ case "$1" in
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -56,6 +56,9 @@ def check_tokens(v, n, strategy=None, params=None, what="tokens"):
     for i, p in enumerate(params):
         s.add_request(i, p, prompt_token_ids=[1, 2, 3])
     logits = (3 * torch.randn(n, v, device="cuda")).to(torch.bfloat16)
+    if n >= 4:   # bad rows: a NaN and a +inf (invalid, flagged by stage 1's statistics), the rest unharmed
+        logits[n - 1, 5] = float("nan")
+        logits[n - 2, v - 1] = float("inf")
     positions = list(range(7, 7 + n))
     out = s.sample(logits, list(range(n)), positions)
     ref = reference.sample(logits.cpu(), params, positions=positions, prompt_token_ids=[[1, 2, 3]] * n)

@@ -17,9 +17,13 @@ from .prologue import bits16_to_f32
 
 @triton.jit
 def key16_from_bits(bits):
-    """Raw 16-bit float patterns (int32 in 0..0xFFFF) -> uint32 holding the order-preserving key."""
-    bits = tl.where(bits == 0x8000, 0, bits)
-    return tl.where(bits >= 0x8000, bits ^ 0xFFFF, bits | 0x8000).to(tl.uint32)
+    """Raw 16-bit float patterns (int32 in 0..0xFFFF) -> uint32 holding the order-preserving key.
+
+    Three instructions and no select: s = 0xFFFF exactly when bits > 0x8000 (negative, not -0.0), and
+    (bits | 0x8000) ^ s flips the bits of negative values and sets the sign bit of the others, so
+    -0.0 lands on +0.0's key (tests/test_keys.py checks all 2**16 patterns)."""
+    s = (0x8000 - bits).to(tl.uint32) >> 16
+    return (bits | 0x8000).to(tl.uint32) ^ s
 
 
 @triton.jit
@@ -62,10 +66,9 @@ def row_key_value(key, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
 
 
 @triton.jit
-def pack_bits16_keys(bits, local_idx, live):
-    """Tile keys from raw 16-bit patterns (the sampler's rounded processed values); 0 where not live."""
-    key = (key16_from_bits(bits) << 16) | (0xFFFF - local_idx).to(tl.uint32)
-    return tl.where(live, key, tl.zeros_like(key))
+def pack_bits16_keys(bits, local_idx):
+    """Tile keys from raw 16-bit patterns (the sampler's rounded processed values), never 0."""
+    return (key16_from_bits(bits) << 16) | (0xFFFF - local_idx).to(tl.uint32)
 
 
 @triton.jit

@@ -1,8 +1,8 @@
 """The fused sampler's two stages (SEMANTICS.md sections 1-4).
 
 Stage 1, one program per (tile, row): the slot's prologue in registers, the tile's statistics (max and
-sum of exponentials of the processed and, for raw log-probability rows, raw logits; the count of NaN or
-+inf processed values), and the tile's top E candidates (E <= C) ranked on the processed values rounded
+sum of exponentials of the processed and, for raw log-probability rows, raw logits; whether a processed
+value is NaN or +inf), and the tile's top E candidates (E <= C) ranked on the processed values rounded
 to the input dtype (fp32 inputs rank on fp32), as sorted 64-bit row keys.
 
 Stage 2, one program per row: merges the tile lists into the row's best C candidates (refilling
@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
+from . import INTERPRETED
 from .keys import row_key_index, row_key_value, value_key32
 from .prologue import process
 from .rng import gumbel_noise, gumbel_noise_tile
@@ -36,7 +37,7 @@ from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitt
                    merge_tile_top, selection_scratch, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
-from .tile import load_tile, process_tile, processed_tile, tile_keys
+from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -48,7 +49,9 @@ LOGPROBS = tl.constexpr(bits.LOGPROBS)
 LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
 UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
 TOP_LOGPROBS = tl.constexpr(bits.TOP_LOGPROBS)
-N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf count
+N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf flag
+LOG2E = tl.constexpr(1.4426950408889634)
+FAST_EXP2 = tl.constexpr(not INTERPRETED)
 
 
 @triton.jit
@@ -84,6 +87,27 @@ def _max_sumexp(x, live):
 
 
 @triton.jit
+def _exp2_ftz(x):
+    # MUFU's ex2 with .ftz: Triton's exp wraps each in three instructions of subnormal scaling, for
+    # terms below 2**-126 that add nothing to a sum of terms up to 1.
+    if FAST_EXP2:
+        return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=r,r", [x], dtype=tl.float32,
+                                         is_pure=True, pack=1)
+    else:
+        return tl.exp2(x)
+
+
+@triton.jit
+def _max_sumexp_unmasked(x):
+    """Max and sum of exp(x - max) of a processed tile with no lane mask: lanes past the vocabulary
+    and masked tokens hold -inf and add 0. A NaN or +inf value makes the sum NaN (exp(NaN), or
+    exp(inf - inf)), which is how stage 1 flags the row invalid without a per-lane test."""
+    m = tl.max(x)
+    m_safe = tl.where(m > float("-inf"), m, 0.0)
+    return m, tl.sum(_exp2_ftz((x - m_safe) * LOG2E))
+
+
+@triton.jit
 def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
@@ -104,26 +128,27 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     if PENDING:
         pend_ptr = drafts_ptr + (row // rows_per_request) * (rows_per_request - 1)
         n_pend = row % rows_per_request
-    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2)
+    # -inf past the vocabulary: every processing step keeps it, so no lane mask lives through the tile
+    # (tile_keys says what masks cost).
+    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"))
     st = stats_ptr + tile_id * N_STATS
     if (flags & LOGPROBS) != 0:
         # Before processing, so that the raw values need not stay live beside the processed ones.
-        m_r, s_r = _max_sumexp(raw, inb & (raw == raw))
+        m_r, s_r = _max_sumexp(raw, raw == raw)
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
-    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    live = inb & ~bad
+    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     skip = without_candidates(flags, SKIP_UNTRUNCATED)
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
     # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
-    keys = tile_keys(x, offs, live, BLOCK_LOG2, KEY64, IS_BF16)
-    m_p, s_p = _max_sumexp(x, live)
+    keys = tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16)
+    m_p, s_p = _max_sumexp_unmasked(x)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
-    tl.store(st + 4, tl.sum(bad.to(tl.int32)).to(tl.float32))
+    tl.store(st + 4, (s_p != s_p).to(tl.float32))     # a NaN or +inf processed value (stage 2: invalid)
     if EXACT_UNTRUNCATED:
         if (flags & UNTRUNCATED_MASK) == 0:
             # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports
@@ -131,7 +156,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             seed = tl.load(seed_ptr + slot)
             pos = tl.load(positions_ptr + row)
             noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
-            score = tl.where(live & (x > float("-inf")), x + noise, float("-inf"))
+            score = tl.where(x > float("-inf"), x + noise, float("-inf"))
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))

@@ -6,17 +6,20 @@ sm_90 compile (189 -> 105), i.e. occupancy."""
 import triton
 import triton.language as tl
 
-from .keys import pack_bits16_keys, pack_tile_keys
+from .keys import pack_bits16_keys, value_key32
 from .prologue import process, ranking_bits16
 
 
 @triton.jit
-def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr):
-    """One tile of one row: raw fp32 logits (0 past the vocabulary), token ids (int32: vocabularies
-    stay far below 2**31, and 64-bit ids cost a tile twice the registers), in-vocabulary lanes."""
+def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr, OTHER: tl.constexpr = 0.0):
+    """One tile of one row: raw fp32 logits (OTHER past the vocabulary), token ids (int32: vocabularies
+    stay far below 2**31, and 64-bit ids cost a tile twice the registers), in-vocabulary lanes.
+
+    Stage 1 and the refills read -inf past the vocabulary (OTHER), which every processing step keeps
+    at -inf: such lanes then need no mask of their own (see tile_keys)."""
     offs = tile.to(tl.int32) * (2 ** BLOCK_LOG2) + tl.arange(0, 2 ** BLOCK_LOG2)
     inb = offs < V
-    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=0.0).to(tl.float32)
+    raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=OTHER).to(tl.float32)
     return raw, offs, inb
 
 
@@ -35,14 +38,18 @@ def process_tile(raw, offs, inb, row, slot, flags, V,
 
 
 @triton.jit
-def tile_keys(x, offs, live, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    """The tile keys ranking processed values (rounded to the input dtype; fp32 rows on fp32), 0 where
-    not live (outside the vocabulary, or bad)."""
+def tile_keys(x, offs, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """The tile keys ranking processed values (rounded to the input dtype; fp32 rows on fp32), with no
+    mask: lanes past the vocabulary hold -inf (load_tile's OTHER), so their keys tie with the real -inf
+    tokens' and come after them (higher index), and stage 2 takes no -inf key as a candidate. NaN or
+    +inf lanes get keys too, but such a row is invalid whatever its candidates (the tile statistics
+    flag it). Masking here cost stage 1 about a third of its instructions: the compiler kept the 32
+    per-thread lane masks of a 1024-token tile packed into bits of registers (ncu, run 67)."""
     local = tl.arange(0, 2 ** BLOCK_LOG2)
     if KEY64:
-        keys = pack_tile_keys(x, local, offs, live, True)
+        keys = (value_key32(x) << 32) | (0xFFFFFFFF - offs.to(tl.uint64))
     else:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local, live)
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local)
     return keys
 
 
@@ -53,9 +60,10 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
                    BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """load_tile then process_tile: (processed logits, token ids, in-vocabulary lanes, bad lanes, keys)."""
-    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2)
+    """load_tile then process_tile: (processed logits, token ids, in-vocabulary lanes, bad lanes, keys),
+    the keys as stage 1 builds them (-inf past the vocabulary)."""
+    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"))
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    return x, offs, inb, bad, tile_keys(x, offs, inb & ~bad, BLOCK_LOG2, KEY64, IS_BF16)
+    return x, offs, inb, bad, tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16)

@@ -12,7 +12,7 @@ import torch
 
 from benchmarks.compile_report import compile_kernel, report
 
-_TYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.int32: "i32",
+_TYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64", torch.int32: "i32",
           torch.int64: "i64", torch.int8: "i8", torch.uint32: "u32", torch.uint64: "u64", torch.bool: "i1"}
 
 

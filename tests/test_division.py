@@ -31,16 +31,24 @@ def test_fp64_product_rounds_as_fp32_division():
 
 
 @triton.jit
-def _divide(x_ptr, t_ptr, out_ptr, N: tl.constexpr):
+def _divide(x_ptr, inv_ptr, out_ptr, N: tl.constexpr):
     i = tl.arange(0, N)
-    tl.store(out_ptr + i, div_exact(tl.load(x_ptr + i), tl.load(t_ptr)))
+    tl.store(out_ptr + i, div_exact(tl.load(x_ptr + i), tl.load(inv_ptr)))
 
 
 def test_div_exact_kernel_matches_torch():
+    """The kernel function with the reciprocal the slot table stores (slots.py: 1 / fp32 t in fp64)."""
+    from sonicsampler.slots import SlotTable
+    from sonicsampler import SamplingParams
     x = values(4000, 1)[:4096]
     x = torch.cat([x, torch.zeros(4096 - x.numel())])
+    table = SlotTable(8, 1, "cpu")
     for t in TEMPERATURES[:4]:
         tt = torch.tensor([t], dtype=torch.float32)
+        table.assign(0, SamplingParams(temperature=t, repetition_penalty=t + 1.0))
+        inv = table.inv_temperature[:1].clone()
+        assert table.repetition[0, 0] == torch.tensor(t + 1.0, dtype=torch.float32).double()
+        assert table.repetition[0, 1] == 1.0 / torch.tensor(t + 1.0, dtype=torch.float32).double()
         out = torch.full_like(x, float("nan"))        # poisoned
-        _divide[(1,)](x, tt, out, N=4096)
+        _divide[(1,)](x, inv, out, N=4096)
         assert torch.equal(out.view(torch.int32), (x / tt).view(torch.int32)), t

@@ -238,7 +238,7 @@ class Sampler:
         mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # any int32 pointer when unused
         mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
         return (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
-                t.bias_ids, t.bias_vals, t.bias_count, t.temperature)
+                t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
 
     def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool]:
         """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass), from the

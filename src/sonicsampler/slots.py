@@ -17,6 +17,11 @@ from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PRO
 from .params import SamplingParams
 
 
+def _f32(v: float) -> float:
+    """v rounded to fp32, as the kernels and the reference hold a request's scalars."""
+    return float(torch.tensor(v, dtype=torch.float32))
+
+
 def indicator_bits(p: SamplingParams, vocab_size: int) -> int:
     bits = ACTIVE
     if p.repetition_penalty != 1.0:
@@ -56,11 +61,14 @@ class SlotTable:
         self.device = torch.empty(0, device=device).device
         d, s = self.device, max_slots
         self.flags = torch.zeros(s, dtype=torch.int32, device=d)
-        self.temperature = torch.ones(s, dtype=torch.float32, device=d)
+        # Divisors as the kernels take them (kernels/prologue.div_exact): 1 / temperature in fp64, and
+        # (r, 1 / r) in fp64 for the repetition penalty, each reciprocal of the fp32 value correctly
+        # rounded here, so that no kernel divides in fp64.
+        self.inv_temperature = torch.ones(s, dtype=torch.float64, device=d)
         self.top_k = torch.zeros(s, dtype=torch.int32, device=d)
         self.top_p = torch.ones(s, dtype=torch.float32, device=d)
         self.log_min_p = torch.zeros(s, dtype=torch.float32, device=d)   # ln(min_p), computed on the host
-        self.repetition = torch.ones(s, dtype=torch.float32, device=d)
+        self.repetition = torch.ones(s, 2, dtype=torch.float64, device=d)
         self.frequency = torch.zeros(s, dtype=torch.float32, device=d)
         self.presence = torch.zeros(s, dtype=torch.float32, device=d)
         self.seed = torch.zeros(s, dtype=torch.int64, device=d)             # uint64 bit pattern
@@ -99,11 +107,12 @@ class SlotTable:
                                      f"{self.vocab_size}", slot)
         bits = indicator_bits(p, self.vocab_size)
         self.flags[slot] = bits
-        self.temperature[slot] = p.temperature if p.temperature > 0 else 1.0
+        self.inv_temperature[slot] = 1.0 / _f32(p.temperature if p.temperature > 0 else 1.0)
         self.top_k[slot] = p.top_k if p.top_k_active(self.vocab_size) else 0
         self.top_p[slot] = p.top_p
         self.log_min_p[slot] = math.log(p.min_p) if p.min_p > 0 else -math.inf
-        self.repetition[slot] = p.repetition_penalty
+        r = _f32(p.repetition_penalty)
+        self.repetition[slot] = torch.tensor([r, 1.0 / r], dtype=torch.float64)
         self.frequency[slot] = p.frequency_penalty
         self.presence[slot] = p.presence_penalty
         self.seed[slot] = p.seed_u64 - (1 << 64) if p.seed_u64 >= (1 << 63) else p.seed_u64

@@ -4,7 +4,7 @@ so both see the same fp32 values. Each step runs only for slots whose indicator 
 plain row reads nothing but its logits. The bit values come from `sonicsampler/indicators.py`.
 
 Divisions by a row's scalar (temperature, repetition penalty) are rounded as torch's IEEE fp32
-division is (`div_exact`): Triton's `/` on fp32 compiles to div.full.f32 (a reciprocal times x, up
+division is (`div_exact`, with the scalar's fp64 reciprocal from the slot table): Triton's `/` on fp32 compiles to div.full.f32 (a reciprocal times x, up
 to 2 ulp off), which could move a processed value across a rounding boundary of the 16-bit ranking
 keys and so change a set at its edge.
 """
@@ -21,8 +21,9 @@ TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
 
 
 @triton.jit
-def div_exact(x, t):
-    """x / t (fp32 block by a positive fp32 scalar), correctly rounded.
+def div_exact(x, inv):
+    """x / t (fp32 block by a positive fp32 scalar t), correctly rounded, given inv = 1 / t in fp64
+    (correctly rounded: the slot table computes it on the host, slots.py).
 
     x times the fp64 reciprocal, rounded once to fp32: the product is within 2**-52 (relative) of x / t,
     and x / t, when it is not itself a rounding midpoint of fp32, lies at least 2**-49 (relative) away
@@ -32,8 +33,10 @@ def div_exact(x, t):
     3.6e8 values (random scales, bf16-valued and fp32, nine temperatures): no difference.
 
     Stage 1 of the sampler at 32 / 128 rows on the H100 (run 37): 38.1 / 94.2 us with div.full (Triton's
-    `/`, inexact), 40.1 / 98.7 with this, 41.6 / 106.1 with div_rn (a branchy sequence per element)."""
-    return (x.to(tl.float64) * (1.0 / t.to(tl.float64))).to(tl.float32)
+    `/`, inexact), 40.1 / 98.7 with this, 41.6 / 106.1 with div_rn (a branchy sequence per element).
+    The reciprocal came from the kernel until run 68: its fp64 division (a Newton chain with a slow
+    path called as a function) made the compiler convert a whole tile to fp64 ahead of it and spill."""
+    return (x.to(tl.float64) * inv).to(tl.float32)
 
 
 @triton.jit
@@ -71,9 +74,10 @@ def process(x, idx, live, row, slot, flags, V,
             c += pending_counts(idx, pend_ptr, n_pend)
         if (flags & REPETITION) != 0:
             pw = tl.load(prompt_mask_ptr + slot * words + (idx >> 5), mask=live, other=0)
-            r = tl.load(rep_ptr + slot)
+            r = tl.load(rep_ptr + 2 * slot).to(tl.float32)       # (r, 1 / r) in fp64 (slots.py)
+            inv_r = tl.load(rep_ptr + 2 * slot + 1)
             seen = (c > 0) | _bit(pw, idx)
-            x = tl.where(seen, tl.where(x > 0, div_exact(x, r), x * r), x)
+            x = tl.where(seen, tl.where(x > 0, div_exact(x, inv_r), x * r), x)
         if (flags & (FREQUENCY | PRESENCE)) != 0:
             f = tl.load(freq_ptr + slot)
             p = tl.load(pres_ptr + slot)
@@ -88,7 +92,7 @@ def process(x, idx, live, row, slot, flags, V,
             x = tl.where(idx == t, x + b, x)
             j += 1
     if (flags & TEMPERATURE) != 0:
-        x = div_exact(x, tl.load(temp_ptr + slot))
+        x = div_exact(x, tl.load(temp_ptr + slot))             # 1 / temperature in fp64 (slots.py)
     return x
 
 

@@ -22,7 +22,7 @@ import triton.language as tl
 
 from sonicsampler import rng
 from sonicsampler.kernels import rng as kernel_rng
-from sonicsampler.kernels.rng import noise_from_uniform, philox_uniform, philox_uniform_tile
+from sonicsampler.kernels.rng import noise_from_uniform, philox_uniform, philox_uniform_groups, philox_uniform_tile
 
 U64 = 1 << 64
 M32 = 0xFFFFFFFF
@@ -164,9 +164,14 @@ def _uniform_loaded_args(out_ptr, seed_ptr, pos_ptr, tok_ptr, stream, BLOCK: tl.
 
 
 @triton.jit
-def _uniform_tile(out_ptr, seed, position, start, STREAM: tl.constexpr, BLOCK: tl.constexpr):
-    u = philox_uniform_tile(seed, position, STREAM, start, BLOCK)
-    tl.store(out_ptr + tl.arange(0, BLOCK), u)
+def _uniform_tile(out_ptr, seed, position, start, STREAM: tl.constexpr, BLOCK: tl.constexpr,
+                  GROUPED: tl.constexpr = False):
+    if GROUPED:   # (BLOCK / 8, 8): groups of 8 neighbours, as the sampler's stage 1 lays a tile out
+        u = philox_uniform_groups(seed, position, STREAM, start, BLOCK // 8)
+        tl.store(out_ptr + tl.arange(0, BLOCK // 8)[:, None] * 8 + tl.arange(0, 8)[None, :], u)
+    else:
+        u = philox_uniform_tile(seed, position, STREAM, start, BLOCK)
+        tl.store(out_ptr + tl.arange(0, BLOCK), u)
 
 
 def _as_i64(seed: int) -> int:
@@ -359,11 +364,13 @@ def test_tile_uniforms_equal_per_token_uniforms(seed, device):
     for position in (0, 7, 2**32 + 3):
         for stream in (0, 2):
             for start in (0, 4, 4096, 150_000, 2**31 - 32):
-                out = torch.full((BLOCK,), float("nan"), device=device)
-                _uniform_tile[(1,)](out, _as_i64(seed), position, start, STREAM=stream, BLOCK=BLOCK)
                 expected = rng.uniforms(seed, position, stream, torch.arange(start, start + BLOCK))
-                assert torch.equal(out.cpu().view(torch.int32), expected.view(torch.int32)), \
-                    (seed, position, stream, start)
+                for grouped in (False, True):
+                    out = torch.full((BLOCK,), float("nan"), device=device)
+                    _uniform_tile[(1,)](out, _as_i64(seed), position, start, STREAM=stream, BLOCK=BLOCK,
+                                        GROUPED=grouped)
+                    assert torch.equal(out.cpu().view(torch.int32), expected.view(torch.int32)), \
+                        (seed, position, stream, start, grouped)
 
 
 # -------------------------------------------------------------------------------------------------

@@ -92,12 +92,11 @@ def gumbel_noise(seed, position, stream, token):
 
 
 @triton.jit
-def philox_uniform_tile(seed, position, stream, start, BLOCK: tl.constexpr):
-    """philox_uniform of the BLOCK contiguous tokens start, start+1, ... (start a multiple of 4, BLOCK
-    >= 4), with one Philox call per 4 tokens instead of one per token: the call's four words are the
-    four tokens' (the counter holds token >> 2), interleaved back into token order."""
+def _philox_calls(seed, position, stream, c0):
+    """The uniforms of the Philox calls with counters c0 (a block whose last dimension numbers
+    consecutive calls), the four words of each call being its four tokens', interleaved back into
+    token order along the last dimension (4x as long)."""
     pos = position.to(tl.int64)
-    c0 = ((start >> 2) + tl.arange(0, BLOCK // 4)).to(tl.uint32)
     zero = c0 * 0
     c1 = zero + (pos & 0xFFFFFFFF).to(tl.uint32)
     c2 = zero + stream
@@ -109,5 +108,25 @@ def philox_uniform_tile(seed, position, stream, start, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def gumbel_noise_tile(seed, position, stream, start, BLOCK: tl.constexpr):
-    return noise_from_uniform(philox_uniform_tile(seed, position, stream, start, BLOCK))
+def philox_uniform_tile(seed, position, stream, start, BLOCK: tl.constexpr):
+    """philox_uniform of the BLOCK contiguous tokens start, start+1, ... (start a multiple of 4, BLOCK
+    >= 4), with one Philox call per 4 tokens instead of one per token: the call's four words are the
+    four tokens' (the counter holds token >> 2)."""
+    return _philox_calls(seed, position, stream, ((start >> 2) + tl.arange(0, BLOCK // 4)).to(tl.uint32))
+
+
+@triton.jit
+def philox_uniform_groups(seed, position, stream, start, G: tl.constexpr):
+    """philox_uniform_tile of 8 G tokens laid out as (G groups of 8 neighbours, 8): two calls a group."""
+    c0 = (start >> 2) + 2 * tl.arange(0, G)[:, None] + tl.arange(0, 2)[None, :]
+    return _philox_calls(seed, position, stream, c0.to(tl.uint32))
+
+
+@triton.jit
+def gumbel_noise_tile(seed, position, stream, start, BLOCK: tl.constexpr, GROUPED: tl.constexpr = False):
+    """The noise of the BLOCK tokens from start, as a 1-D block or (GROUPED) as (BLOCK / 8, 8)."""
+    if GROUPED:
+        u = philox_uniform_groups(seed, position, stream, start, BLOCK // 8)
+    else:
+        u = philox_uniform_tile(seed, position, stream, start, BLOCK)
+    return noise_from_uniform(u)

@@ -33,8 +33,8 @@ from .prologue import process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
-from .topk import (any_saturated, emit_tile_candidates, flat_program, last_emitted, load_tile_keys, merge_refill,
-                   merge_tile_top, selection_scratch, tile_lasts)
+from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
+                   load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .tile import load_tile, processed_tile, tile_keys
@@ -130,7 +130,10 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         n_pend = row % rows_per_request
     # -inf past the vocabulary: every processing step keeps it, so no lane mask lives through the tile
     # (tile_keys says what masks cost).
-    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"))
+    # The extract strategy takes the tile as groups of 8 neighbours (kernels/topk.py groups_topk), with
+    # each key's index bits a constant per register (tile_keys).
+    GROUPED: tl.constexpr = STRATEGY == "extract" and not KEY64 and BLOCK_LOG2 > E_LOG2 + 3
+    raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"), GROUPED)
     st = stats_ptr + tile_id * N_STATS
     if (flags & LOGPROBS) != 0:
         # Before processing, so that the raw values need not stay live beside the processed ones.
@@ -144,7 +147,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
     # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
-    keys = tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16)
+    keys = tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
     m_p, s_p = _max_sumexp_unmasked(x)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
@@ -155,13 +158,18 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             # its best perturbed score and (lowest) index; stage 2 takes the best over tiles.
             seed = tl.load(seed_ptr + slot)
             pos = tl.load(positions_ptr + row)
-            noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
+            noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2, GROUPED)
             score = tl.where(x > float("-inf"), x + noise, float("-inf"))
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
     if ~skip:
-        emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, STRATEGY)
+        if GROUPED:
+            store_tile_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), tile, tile_id, cand_ptr,
+                            BLOCK_LOG2, E_LOG2, KEY64)
+        else:
+            emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
+                                 STRATEGY)
 
 
 @triton.jit

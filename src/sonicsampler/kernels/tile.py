@@ -11,13 +11,25 @@ from .prologue import process, ranking_bits16
 
 
 @triton.jit
-def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr, OTHER: tl.constexpr = 0.0):
+def tile_local(BLOCK_LOG2: tl.constexpr, GROUPED: tl.constexpr = False):
+    """Token places inside a tile: a 1-D block, or (GROUPED) (groups of 8 neighbours, 8), the layout of
+    the "extract" strategy (kernels/topk.py groups_topk): a thread holds a group (one vector load)."""
+    if GROUPED:
+        return tl.arange(0, 2 ** (BLOCK_LOG2 - 3))[:, None] * 8 + tl.arange(0, 8)[None, :]
+    else:
+        return tl.arange(0, 2 ** BLOCK_LOG2)
+
+
+@triton.jit
+def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr, OTHER: tl.constexpr = 0.0,
+              GROUPED: tl.constexpr = False):
     """One tile of one row: raw fp32 logits (OTHER past the vocabulary), token ids (int32: vocabularies
-    stay far below 2**31, and 64-bit ids cost a tile twice the registers), in-vocabulary lanes.
+    stay far below 2**31, and 64-bit ids cost a tile twice the registers), in-vocabulary lanes; laid
+    out as tile_local says.
 
     Stage 1 and the refills read -inf past the vocabulary (OTHER), which every processing step keeps
     at -inf: such lanes then need no mask of their own (see tile_keys)."""
-    offs = tile.to(tl.int32) * (2 ** BLOCK_LOG2) + tl.arange(0, 2 ** BLOCK_LOG2)
+    offs = tile.to(tl.int32) * (2 ** BLOCK_LOG2) + tile_local(BLOCK_LOG2, GROUPED)
     inb = offs < V
     raw = tl.load(logits_ptr + row * stride_row + offs, mask=inb, other=OTHER).to(tl.float32)
     return raw, offs, inb
@@ -38,18 +50,23 @@ def process_tile(raw, offs, inb, row, slot, flags, V,
 
 
 @triton.jit
-def tile_keys(x, offs, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+def tile_keys(x, offs, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+              GROUPED: tl.constexpr = False):
     """The tile keys ranking processed values (rounded to the input dtype; fp32 rows on fp32), with no
     mask: lanes past the vocabulary hold -inf (load_tile's OTHER), so their keys tie with the real -inf
     tokens' and come after them (higher index), and stage 2 takes no -inf key as a candidate. NaN or
     +inf lanes get keys too, but such a row is invalid whatever its candidates (the tile statistics
     flag it). Masking here cost stage 1 about a third of its instructions: the compiler kept the 32
-    per-thread lane masks of a 1024-token tile packed into bits of registers (ncu, run 67)."""
-    local = tl.arange(0, 2 ** BLOCK_LOG2)
+    per-thread lane masks of a 1024-token tile packed into bits of registers (ncu, run 67).
+
+    GROUPED (16-bit keys, the (groups, 8) layout): the index bits hold only the place inside the group
+    (7 - j, a constant per register); groups_topk adds the group's part to the keys it selects."""
     if KEY64:
         keys = (value_key32(x) << 32) | (0xFFFFFFFF - offs.to(tl.uint64))
+    elif GROUPED:
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), 0xFFF8 + tl.arange(0, 8)[None, :])
     else:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), local)
+        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), tl.arange(0, 2 ** BLOCK_LOG2))
     return keys
 
 

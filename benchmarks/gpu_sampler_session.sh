@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -370,6 +370,26 @@ if rows:
     python3 benchmarks/ncu_hotspots.py /tmp/ncu/new.sass.csv 40 > "$OUT/ncu_hotspots.txt" 2>&1
     gzip -c /tmp/ncu/new.sass.csv > "$OUT/ncu_sass.csv.gz"
     grep -A3 "sample_stage1\|Duration\|Registers Per\|Achieved Occ\|Spilling Requests  " "$OUT/ncu_details.txt" | head -40 ;;
+  stage69)  # run 69: stage 1 in groups of 8 (new) against the fp64 reciprocals from the host alone (.ab/mid/src)
+            # and the mask-free stage 1 before them (.ab/old/src), alternating; tokens, graph, verification's
+            # graph; Nsight Compute on the new standard mix at 128 rows
+    CHECK_STRATEGIES=extract timeout 150 python3 benchmarks/check_sampler_gpu.py tokens graph 2>&1 | grep -v "'what': 'env'"
+    timeout 100 python3 benchmarks/check_sampler_gpu.py verify_graph 2>&1 | grep -v "'what': 'env'"
+    for v in new mid old; do
+        echo "== $v"
+        pp="$PYTHONPATH"; [ "$v" != new ] && pp="$PWD/.ab/$v/src:$PYTHONPATH"
+        PYTHONPATH="$pp" timeout 100 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 \
+            --out "$OUT/sample_mix_$v.csv" --mix top_p,base,heavy --budget-ms 60
+        PYTHONPATH="$pp" timeout 60 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 32 \
+            --impl sonicsampler --budget-ms 60 --out "/tmp/verify_$v.csv" 2>&1 | grep "^verify "
+    done
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    mkdir -p /tmp/ncu
+    timeout 120 "$NCU" --profile-from-start off --clock-control none --set full --import-source no -f \
+        -o /tmp/ncu/new python3 benchmarks/profile_ncu.py sample top_p 128 > /tmp/ncu/new.log 2>&1
+    "$NCU" -i /tmp/ncu/new.ncu-rep --page details > "$OUT/ncu_details.txt" 2>&1
+    "$NCU" -i /tmp/ncu/new.ncu-rep --page source --csv --print-source sass 2>&1 | gzip -c > "$OUT/ncu_sass.csv.gz"
+    grep "Duration\|Registers Per\|Achieved Occ\|Spilling Requests  " "$OUT/ncu_details.txt" | head -12 ;;
   long66)   # run 66: the long-row batches against the all-bounded one at V = 262144 (issue 5's second vocabulary)
     timeout 400 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 100 ;;
@@ -396,6 +416,6 @@ if rows:
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -390,6 +390,29 @@ if rows:
     "$NCU" -i /tmp/ncu/new.ncu-rep --page details > "$OUT/ncu_details.txt" 2>&1
     "$NCU" -i /tmp/ncu/new.ncu-rep --page source --csv --print-source sass 2>&1 | gzip -c > "$OUT/ncu_sass.csv.gz"
     grep "Duration\|Registers Per\|Achieved Occ\|Spilling Requests  " "$OUT/ncu_details.txt" | head -12 ;;
+  tune70)   # run 70: the sampler's table retuned after stage 1 lost its lane masks (runs 68-69): a few
+            # configurations at 1 / 32 / 128 rows, the table rebuilt from its sources with these replacing
+            # their points, then installed
+    timeout 420 python3 benchmarks/tune_sampler.py --rows 1,32,128 --out "$OUT/sample_sm90.json" --configs \
+        rank/4096/16/8x8,extract/2048/16/2x8,extract/1024/8/1x8/128x0,extract/1024/8/1x8/160x0,extract/1024/8/1x8
+    python3 benchmarks/tune_sampler.py --from-timings benchmarks/results/h100/run11_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run19_tune_sampler.timings.jsonl benchmarks/results/h100/run20_tune_sampler.timings.jsonl \
+        benchmarks/results/h100/run26_tune_sampler.timings.jsonl benchmarks/results/h100/run38_tune_sampler.timings.jsonl \
+        "$OUT/sample_sm90.json.timings.jsonl" \
+        --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader), run 70" --out "$OUT/sample_sm90_table.json"
+    cat "$OUT/sample_sm90_table.json" ;;
+  final71)  # run 71: with the run-70 table: the sampler and verification (γ = 3) against their baselines at
+            # V = 151936, every batch size
+    timeout 230 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
+        --rows 1,4,16,32,64,128 --vocab 151936 --budget-ms 80 --out "$OUT/sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    timeout 330 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
+        --impl torch,flashinfer,flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn" ;;
+  mixes72)  # run 72: the mixes of issues 4-5 at 1 / 32 / 128 rows (V = 151936), production-size verification
+            # against the reference
+    timeout 330 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_k,top_p,standard_logprobs,heavy,base,long_nucleus_1_in_16 --budget-ms 60
+    timeout 200 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'" ;;
   long66)   # run 66: the long-row batches against the all-bounded one at V = 262144 (issue 5's second vocabulary)
     timeout 400 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 100 ;;
@@ -416,6 +439,6 @@ if rows:
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

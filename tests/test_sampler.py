@@ -242,6 +242,38 @@ def test_nan_and_fully_masked_rows_do_not_touch_others():
     assert int(s.table.counts[1].sum()) == 0 and int(s.table.counts[2].sum()) == 0
 
 
+def test_masked_nan_or_inf_makes_raw_logprobs_nan_as_the_reference():
+    """A raw NaN or +inf that the grammar mask hides leaves the row valid, but its raw log-probabilities
+    are torch's log_softmax of the raw row: all NaN, so the token's is NaN and no token ranks in the
+    top-n (ids -1, -inf). Processed log-probabilities never see the masked token. Would fail with the
+    raw statistics skipping NaN (stage 1 before this), which gave finite raw log-probabilities."""
+    gen = torch.Generator().manual_seed(11)
+    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+    s.add_request(0, SamplingParams(top_k=5, seed=1, logprobs=3))                 # raw, NaN masked
+    s.add_request(1, SamplingParams(top_k=5, seed=2, logprobs=3))                 # raw, +inf masked
+    s.add_request(2, SamplingParams(top_k=5, seed=3, logprobs=3, logprobs_mode="processed"))  # NaN masked
+    s.add_request(3, SamplingParams(top_k=5, seed=4, logprobs=3))                 # untouched
+    logits = torch.randn(4, V, generator=gen).to(torch.bfloat16)
+    logits[0, 37] = float("nan")
+    logits[1, V - 2] = float("inf")
+    logits[2, 37] = float("nan")
+    mask = torch.full((4, -(-V // 32)), -1, dtype=torch.int32)
+    mask[[0, 2], 1] = ~(1 << 5)                                                  # token 37 not allowed
+    mask[1, (V - 2) // 32] = ~(1 << ((V - 2) % 32))
+    out = s.sample(logits, [0, 1, 2, 3], [0] * 4, grammar_bitmask=mask)
+    ref = reference.sample(logits, [s.table.host[i] for i in range(4)], positions=[0] * 4, grammar_bitmask=mask)
+    assert out.valid.tolist() == [True] * 4
+    assert out.tokens.tolist() == ref.tokens.tolist()
+    for r in (0, 1):
+        assert torch.isnan(out.logprob[r]) and torch.isnan(ref.logprob[r])
+        assert out.top_token_ids[r].tolist() == ref.top_token_ids[r].tolist() == [-1] * 3
+        assert torch.isneginf(out.top_logprobs[r]).all() and torch.isneginf(ref.top_logprobs[r]).all()
+    for r in (2, 3):
+        assert out.top_token_ids[r].tolist() == ref.top_token_ids[r].tolist()
+        assert_close(out.logprob[r:r + 1], ref.logprob[r:r + 1])
+        assert_close(out.top_logprobs[r], ref.top_logprobs[r])
+
+
 def test_device_slot_tensors_with_bad_slots_only_invalidate_their_rows():
     """Slots given as a tensor that lives on the Sampler's device are not checked on the host (the
     CUDA-graph path): an empty or out-of-range slot gives an invalid row and leaves the others alone."""
@@ -277,6 +309,8 @@ def test_bad_input_is_refused_before_launch():
         (lambda: s.add_request(1, SamplingParams(logit_bias={V: 1.0})), "logit_bias"),
         (lambda: s.add_request(1, SamplingParams(), prompt_token_ids=[V]), "prompt_token_ids"),
         (lambda: s.add_request(4, SamplingParams()), "slot"),
+        # top-n beyond the row's candidates: before, positions past the bound came back as token 0
+        (lambda: Sampler(V, 1, "cpu", bound=8, block=BLOCK).add_request(0, SamplingParams(logprobs=9)), "logprobs"),
     ]
     for call, field in cases:
         with pytest.raises(SamplingInputError) as e:

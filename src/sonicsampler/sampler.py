@@ -76,7 +76,12 @@ class Sampler:
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
-        """Write a request into a slot (its seed is drawn here if it has none); returns the resolved params."""
+        """Write a request into a slot (its seed is drawn here if it has none); returns the resolved params.
+        Top-n log-probabilities come from the row's `bound` candidates, so n may not exceed the bound."""
+        n = getattr(params, "logprobs", None)
+        if isinstance(params, SamplingParams) and isinstance(n, int) and n > self.bound:
+            raise SamplingInputError("logprobs", f"asks for the top {n}; this Sampler's rows have {self.bound} "
+                                     f"candidates (Sampler(bound=...) must be at least the largest logprobs)", slot)
         return self.table.assign(slot, params, prompt_token_ids)
 
     def remove_request(self, slot: int) -> None:
@@ -338,8 +343,11 @@ class Sampler:
         n_row = t.n_logprobs[slots_dev]
         raw_mode = ((flags & bits.LOGPROBS) != 0) & ((flags & bits.LOGPROBS_PROCESSED) == 0)
         asked = torch.arange(n_top, device=logits.device)[None, :] < n_row[:, None]
+        # A NaN raw normalizer (a raw NaN or +inf the processing masked): like torch's log_softmax of the
+        # raw row, every raw log-probability is NaN, so no token ranks (ids -1, log-probabilities -inf).
+        ranked = ~torch.isnan(raw_lse)[:, None]
         lp = torch.where(valid[:, None], vals.float() - raw_lse[:, None], torch.full_like(top_lp, missing))
-        take = raw_mode[:, None] & asked
+        take = raw_mode[:, None] & asked & (ranked | ~valid[:, None])
         top_lp.copy_(torch.where(take, lp, torch.where(raw_mode[:, None], torch.full_like(top_lp, float("-inf")), top_lp)))
         top_ids.copy_(torch.where(take & valid[:, None], ids, torch.where(raw_mode[:, None], -1, top_ids)))
 

@@ -79,14 +79,6 @@ def row_slot(slots_ptr, flags_ptr, row, max_slots):
 
 
 @triton.jit
-def _max_sumexp(x, live):
-    ok = live & (x > float("-inf"))
-    m = tl.max(tl.where(ok, x, float("-inf")))
-    m_safe = tl.where(m > float("-inf"), m, 0.0)
-    return m, tl.sum(tl.where(ok, tl.exp(x - m_safe), 0.0))
-
-
-@triton.jit
 def _exp2_ftz(x):
     # MUFU's ex2 with .ftz: Triton's exp wraps each in three instructions of subnormal scaling, for
     # terms below 2**-126 that add nothing to a sum of terms up to 1.
@@ -99,9 +91,11 @@ def _exp2_ftz(x):
 
 @triton.jit
 def _max_sumexp_unmasked(x):
-    """Max and sum of exp(x - max) of a processed tile with no lane mask: lanes past the vocabulary
-    and masked tokens hold -inf and add 0. A NaN or +inf value makes the sum NaN (exp(NaN), or
-    exp(inf - inf)), which is how stage 1 flags the row invalid without a per-lane test."""
+    """Max and sum of exp(x - max) of a tile with no lane mask: lanes past the vocabulary and masked
+    tokens hold -inf and add 0. A NaN or +inf value makes the sum NaN (exp(NaN), or exp(inf - inf)),
+    which is how stage 1 flags the row invalid without a per-lane test, and how a raw NaN or +inf
+    that the processing masked still makes the raw normalizer NaN, as torch's log_softmax of the
+    raw row is (SEMANTICS.md section 4, reference._logprob_vector)."""
     m = tl.max(x)
     m_safe = tl.where(m > float("-inf"), m, 0.0)
     return m, tl.sum(_exp2_ftz((x - m_safe) * LOG2E))
@@ -137,7 +131,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     st = stats_ptr + tile_id * N_STATS
     if (flags & LOGPROBS) != 0:
         # Before processing, so that the raw values need not stay live beside the processed ones.
-        m_r, s_r = _max_sumexp(raw, raw == raw)
+        m_r, s_r = _max_sumexp_unmasked(raw)
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
@@ -174,15 +168,18 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
 @triton.jit
 def _combine(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr):
-    """log(sum of exp) over the row's tiles from per-tile (max, sum-exp) pairs; -inf if nothing finite."""
+    """log(sum of exp) over the row's tiles from per-tile (max, sum-exp) pairs; -inf if nothing finite,
+    NaN if some tile's sum is NaN."""
     z = tl.arange(0, ZP)
     base = stats_ptr + (row * Z + z) * N_STATS + which
     m = tl.load(base, mask=z < Z, other=float("-inf"))
     s = tl.load(base + 1, mask=z < Z, other=0.0)
     mm = tl.max(m)
     mm_safe = tl.where(mm > float("-inf"), mm, 0.0)
-    total = tl.sum(tl.where(m > float("-inf"), s * tl.exp(m - mm_safe), 0.0))
-    return tl.where(total > 0, mm_safe + tl.log(total), float("-inf"))
+    # NaN stays NaN: a tile's sum is NaN when the row holds a NaN or +inf (_max_sumexp_unmasked; its
+    # max may be NaN too where the maximum propagates NaN, as under the interpreter).
+    total = tl.sum(tl.where(m == float("-inf"), 0.0, s * tl.exp(m - mm_safe)))
+    return tl.where(total == 0, float("-inf"), mm_safe + tl.log(total))
 
 
 @triton.jit
@@ -397,15 +394,15 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
 
 @triton.jit
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
-                   idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+                   idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok, top_ids_row, top_lp_row, N_TOP,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
                    NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr,
                    TOP_N: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
-    log-probability) pairs, in the row's mode. Returns (the token's, NaN if not asked or invalid; the
-    top-n ids padded with -1; their log-probabilities padded with -inf, NaN for an invalid row's
-    asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher.
+    log-probability) pairs, in the row's mode. Returns the token's (NaN if not asked or invalid) and
+    stores the top-n at top_ids_row / top_lp_row[0:N_TOP] (ids padded with -1, log-probabilities
+    with -inf; NaN in an invalid row's asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher.
     TOP_N: some request of the batch asks for top-n pairs; without, their code (the raw re-ranking
     and its whole-row fallback) is not compiled in, which saves about a third of verification's
     stage-2 compile time (measured for sm_90 on the CPU)."""
@@ -413,8 +410,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
     t_lane = tl.arange(0, TOP_PAD)
-    out_ids = tl.full((TOP_PAD,), -1, tl.int64)
-    out_lp = tl.full((TOP_PAD,), NEG_INF, tl.float32)
+    stored = flags < 0                                     # false, as a runtime boolean
     lp_out = tl.full((), float("nan"), tl.float32)
     raw_lse = tl.full((), float("nan"), tl.float32)
     if (flags & LOGPROBS) != 0:
@@ -443,13 +439,19 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
                     order, ids_vec, lp_vec = raw_top_order(
                         logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
                         n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY)
-                pick = order[None, :] == t_lane[:, None]
-                sel_ids = tl.sum(tl.where(pick, ids_vec[None, :], 0), axis=1).to(tl.int64)
-                sel_lp = tl.sum(tl.where(pick, lp_vec[None, :], 0.0), axis=1).to(tl.float32)
-                asked = t_lane < n_top
-                out_ids = tl.where(asked, tl.where(valid, sel_ids, -1), -1)
-                out_lp = tl.where(asked, tl.where(valid, sel_lp, float("nan")), NEG_INF)
-    return lp_out, out_ids, out_lp
+                # `order` is a permutation of 0..C-1 and N_TOP <= C (Sampler.add_request), so each
+                # output position gets exactly one candidate: one scattered store, where a selection
+                # per output position took two (TOP_PAD, C) block reductions.
+                asked = order < n_top
+                out = order < N_TOP
+                tl.store(top_ids_row + order, tl.where(asked, tl.where(valid, ids_vec, -1), -1).to(tl.int64), mask=out)
+                tl.store(top_lp_row + order, tl.where(asked, tl.where(valid, lp_vec, float("nan")), NEG_INF),
+                         mask=out)
+                stored = flags >= 0
+    if ~stored:
+        tl.store(top_ids_row + t_lane, tl.full((TOP_PAD,), -1, tl.int64), mask=t_lane < N_TOP)
+        tl.store(top_lp_row + t_lane, tl.full((TOP_PAD,), NEG_INF, tl.float32), mask=t_lane < N_TOP)
+    return lp_out
 
 
 @triton.jit
@@ -544,11 +546,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
     # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
     # launcher allocates them uninitialised.
-    lp_out, out_ids, out_lp = token_logprobs(
+    lp_out = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+        top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
         Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
-    t_lane = tl.arange(0, TOP_PAD)
     tl.store(logprob_ptr + row, lp_out)
-    tl.store(top_ids_ptr + row * N_TOP + t_lane, out_ids, mask=t_lane < N_TOP)
-    tl.store(top_lp_ptr + row * N_TOP + t_lane, out_lp, mask=t_lane < N_TOP)

@@ -68,16 +68,16 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                top_k_ptr, top_p_ptr, log_min_p_ptr,
                pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
-               n_logprobs_ptr, raw_lse_ptr,
+               n_logprobs_ptr, raw_lse_ptr, top_ids_row, top_lp_row, N_TOP,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
                MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr,
                EXACT_UNTRUNCATED: tl.constexpr,
                TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
-    token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*),
-    the token's log-probability (NaN if not asked) and the row's top-n ids and log-probabilities
-    (sample.token_logprobs)."""
+    token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*)
+    and the token's log-probability (NaN if not asked); stores the row's top-n ids and
+    log-probabilities at top_ids_row / top_lp_row (sample.token_logprobs)."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = b * G + l
@@ -171,13 +171,13 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                                    slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr,
                                    freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                    HAS_MASK, MAX_BIAS, pend, l, True)
-    lp, top_ids, top_lp = token_logprobs(
+    lp = token_logprobs(
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
-        idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,
+        idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t, top_ids_row, top_lp_row, N_TOP,
         Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
     res = (row_ok.to(tl.int32) * ROW_OK + accept.to(tl.int32) * ROW_ACCEPT
            + row_exact.to(tl.int32) * ROW_EXACT)
-    return tok, res, lp, top_ids, top_lp
+    return tok, res, lp
 
 
 @triton.jit
@@ -239,22 +239,21 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     pos = tl.load(req_pos_ptr + b) + l
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     if l <= n_b:                            # rows past a ragged request's drafts only check in
-        tok, res, lp, top_ids, top_lp = verify_row(
+        tok, res, lp = verify_row(
             logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
-            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr, G,
+            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr,
+            top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
             EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
         tl.store(res_tok_ptr + row, tok)
         tl.store(res_bits_ptr + row, res)
         tl.store(res_lp_ptr + row, lp)
-        # The top-n go straight to the output rows; the last to arrive pads those not emitted.
-        t_lane = tl.arange(0, TOP_PAD)
-        tl.store(top_ids_ptr + row * N_TOP + t_lane, top_ids, mask=t_lane < N_TOP)
-        tl.store(top_lp_ptr + row * N_TOP + t_lane, top_lp, mask=t_lane < N_TOP)
+        # verify_row stored the top-n straight to the output rows; the last to arrive pads those not
+        # emitted.
     # Every thread's stores above happen before the release below (the barrier orders them within the
     # program, the acq_rel atomic publishes them to the program that arrives last).
     tl.debug_barrier()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -413,6 +413,26 @@ if rows:
     timeout 330 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_k,top_p,standard_logprobs,heavy,base,long_nucleus_1_in_16 --budget-ms 60
     timeout 200 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'" ;;
+  logp73)   # run 73: after the logprobs changes (raw statistics unmasked, top-n scattered): production-size
+            # sampler tokens with logprob rows and bad rows, graph replay, verification against the reference
+            # (top-n ids) and its graph replay
+    CHECK_STRATEGIES=extract timeout 260 python3 benchmarks/check_sampler_gpu.py tokens graph verify_graph 2>&1 \
+        | grep -v "'what': 'env'"
+    timeout 250 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'" ;;
+  logp74)   # run 74: the logprobs mix against the standard one, new / before (.ab/old/src) alternating twice,
+            # then where the logprobs mix's time goes: stage 1 alone, and stage 2 without its top-n code
+    for i in 1 2; do
+        echo "== new ($i)"
+        timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+            --mix top_p,standard_logprobs --budget-ms 50
+        echo "== before ($i)"
+        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 \
+            --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix top_p,standard_logprobs --budget-ms 50
+    done
+    timeout 90 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_p,standard_logprobs \
+        --budget-ms 40 --out "$OUT/stages.txt"
+    timeout 60 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix standard_logprobs \
+        --stage2-const TOP_N=0 --budget-ms 40 --out "$OUT/stages_no_top_n.txt" ;;
   long66)   # run 66: the long-row batches against the all-bounded one at V = 262144 (issue 5's second vocabulary)
     timeout 400 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 100 ;;
@@ -439,6 +459,6 @@ if rows:
   mixes)    # the figure-3 breakdown and the exactness mixes at 32 rows, then the host time
     timeout 420 python3 benchmarks/sampler_mix.py --rows 32 --out "$OUT/sample_mix.csv"
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
-  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72" >&2 ;;
+  *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74" >&2 ;;
 esac
 tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"

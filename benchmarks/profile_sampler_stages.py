@@ -3,6 +3,10 @@ after warm-up), CUDA-graph replays as in sampler_mix.py, per mix and batch size.
 between the launches) is the difference.
 
     python benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_k,standard_logprobs,base,heavy
+    python benchmarks/profile_sampler_stages.py --mix standard_logprobs --stage2-const TOP_N=0
+
+--stage2-const overrides stage 2's constexprs, for experiments only (the outputs are then wrong): e.g.
+TOP_N=0 leaves out the top-n log-probabilities' code, so the difference is what that code costs.
 """
 from __future__ import annotations
 
@@ -26,12 +30,16 @@ def main():
     ap.add_argument("--mix", default="top_k,standard_logprobs,base,heavy")
     ap.add_argument("--budget-ms", type=float, default=40)
     ap.add_argument("--out", default="")
+    ap.add_argument("--stage2-const", default="", help="NAME=INT,...: stage-2 constexpr overrides (experiments)")
     a = ap.parse_args()
+    overrides = {k: int(x) for k, x in (kv.split("=") for kv in a.stage2_const.split(",") if kv)}
     v = a.vocab
     lines = []
     for mix in a.mix.split(","):
         for n in map(int, a.rows.split(",")):
             s, slots, positions, mask = make_sampler(mix, n, v)
+            if overrides:
+                s._plan = _overriding(s._plan, overrides)
             copies, _ = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
             inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
             fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
@@ -39,12 +47,21 @@ def main():
             cfg = s.launch_config(n)
             s._stage2 = lambda *args, **kw: None
             stage1 = harness.percentiles(harness.cuda_graph_timer(fns, budget_ms=a.budget_ms))[1]
-            line = (f"{mix:18s} rows={n:4d} V={v}  call {full:7.1f} us  stage 1 {stage1:7.1f}  stage 2 + gap "
+            line = (f"{mix + (' ' + a.stage2_const if overrides else ''):18s} rows={n:4d} V={v}  call {full:7.1f} us  stage 1 {stage1:7.1f}  stage 2 + gap "
                     f"{full - stage1:6.1f}   ({cfg})")
             print(line, flush=True)
             lines.append(line)
     if a.out:
         Path(a.out).write_text("\n".join(lines) + "\n")
+
+
+def _overriding(plan_fn, overrides: dict):
+    """Sampler._plan with stage 2's constexprs overridden (the plan cache keeps the changed dict)."""
+    def plan(*args, **kwargs):
+        p = plan_fn(*args, **kwargs)
+        p["const2"].update(overrides)
+        return p
+    return plan
 
 
 if __name__ == "__main__":

@@ -481,22 +481,34 @@ def test_greedy_rows_processed_logprobs_beyond_the_bound():
         assert not bool(approx.exact.any()) and torch.equal(approx.tokens, out.tokens)
 
 
-def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():
+def _tie_after_division(dtype, t: float) -> tuple[float, float]:
+    """Two adjacent values of `dtype` in [1, 4) whose quotients by t (fp32, as the kernels divide) round
+    to the same `dtype` value: distinct raw values that tie on the candidates' rank values."""
+    grid = torch.arange(1.0, 4.0, 2.0 ** -10).to(dtype).unique()
+    q = (grid.float() / torch.tensor(t, dtype=torch.float32)).to(dtype)
+    i = int(torch.nonzero(q[1:] == q[:-1])[0, 0])
+    return float(grid[i]), float(grid[i + 1])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel(dtype):
     """Temperature-only rows get raw top-n log-probabilities in stage 2, without the launcher's extra
-    top-k of the logits. Row 0: random logits (re-ranking the candidates on raw values). Row 1: 1.984375
-    and 1.9921875 are distinct bf16 values that tie after division by 1.9 and rounding to bf16, and
-    the larger ones sit at high indices behind 100 lower-index ties, outside the 32 candidates: only
-    the whole-row fallback finds them. Row 2: no temperature (candidate order is raw order). Row 3: one
-    such tie at the top, candidate order 10 before 300, raw order 300 first: the re-ranking alone."""
+    top-k of the logits. Row 0: random logits (re-ranking the candidates on raw values). Row 1: lo < hi
+    are distinct values that tie after division by 1.9 and rounding (for bf16 1.8984375 and 1.90625),
+    and the larger ones sit at high indices behind 100 lower-index ties, outside the 32 candidates:
+    only the whole-row fallback finds them. Row 2: no temperature (candidate order is raw order). Row
+    3: four tokens tied at the top, candidate order 5, 10, 200, 300, raw order 200, 300 (hi, equal:
+    lower index first), then 5: the re-ranking alone, ties included. Both 16-bit dtypes: their re-ranking keys are built from the value in the input dtype."""
+    lo, hi = _tie_after_division(dtype, 1.9)
     gen = torch.Generator().manual_seed(5)
     logits = torch.randn(4, V, generator=gen)
     logits[1] = -3.0
-    logits[1, :100] = 1.984375
-    logits[1, 500:510] = 1.9921875
+    logits[1, :100] = lo
+    logits[1, 500:510] = hi
     logits[3] = 0.3 * logits[3]                      # below 1.5 without ties at the tail
-    logits[3, 10] = 1.984375
-    logits[3, 300] = 1.9921875
-    logits = logits.to(torch.bfloat16)
+    logits[3, [5, 10]] = lo
+    logits[3, [200, 300]] = hi
+    logits = logits.to(dtype)
     params = [SamplingParams(temperature=0.7, top_k=20, seed=1, logprobs=6),
               SamplingParams(temperature=1.9, top_p=0.9, seed=2, logprobs=6),
               SamplingParams(top_k=5, seed=3, logprobs=3),
@@ -511,7 +523,7 @@ def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel():
     assert not calls
     assert torch.equal(out.top_token_ids, ref.top_token_ids)
     assert out.top_token_ids[1, :6].tolist() == list(range(500, 506))
-    assert out.top_token_ids[3, :2].tolist() == [300, 10]
+    assert out.top_token_ids[3, :3].tolist() == [200, 300, 5]
     assert_close(out.top_logprobs, ref.top_logprobs)
 
 

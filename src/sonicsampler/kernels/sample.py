@@ -28,7 +28,7 @@ import triton.language as tl
 
 from .. import indicators as bits
 from . import INTERPRETED
-from .keys import row_key_index, row_key_value, value_key32
+from .keys import row_key_index, row_key_value, value_key16, value_key32
 from .prologue import process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
@@ -317,7 +317,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
 @triton.jit
 def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse, n_top,
                   refill_ptr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                  NEG_INF_KEY: tl.constexpr):
+                  IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     """Output order of the candidates for a temperature-only row's raw top-n log-probabilities, with the
     ids and log-probabilities to order.
 
@@ -327,11 +327,21 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
     to it: every non-candidate has a rounded processed value <= the C-th candidate's, so if that lies
     strictly below the n-th raw-ranked candidate's, the non-candidate's raw value is lower too (or the
     row has fewer than C candidates: then every token is one). Otherwise (over a hundred tokens tied
-    after rounding) the exact raw top C is built from the whole row, tile by tile."""
+    after rounding) the exact raw top C is built from the whole row, tile by tile.
+
+    16-bit inputs rank on 32-bit words, the raw value's 16-bit key over the inverted lane: equal raw
+    values have equal processed values, so the candidates' order (lower index first) already orders
+    them, and the words are distinct, so one unsigned comparison per pair decides. The 64-bit (value,
+    index) ranking this replaces cost about four times the instructions (fp32 inputs keep it)."""
     C: tl.constexpr = 2 ** C_LOG2
     lane = tl.arange(0, C)
-    raw_key = tl.where(real, (value_key32(raw_c) << 32) | (0xFFFFFFFF - idx.to(tl.uint64)), 0)
-    order = ranks(raw_key, C)
+    if KEY64:
+        raw_key = tl.where(real, (value_key32(raw_c) << 32) | (0xFFFFFFFF - idx.to(tl.uint64)), 0)
+        order = ranks(raw_key, C)
+    else:
+        k16 = tl.where(real, value_key16(raw_c.to(tl.bfloat16 if IS_BF16 else tl.float16)), 0)
+        word = (k16 << 16) | (0xFFFF - lane).to(tl.uint32)
+        order = tl.sum((word[None, :] > word[:, None]).to(tl.int32), axis=1)
     n_real = tl.sum(real.to(tl.int32))
     nth = tl.maximum(n_top, 1) - 1
     rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
@@ -396,7 +406,7 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
                    idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok, top_ids_row, top_lp_row, N_TOP,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                   NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr,
+                   IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr,
                    TOP_N: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
@@ -438,7 +448,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
                 if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
                     order, ids_vec, lp_vec = raw_top_order(
                         logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
-                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY)
+                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY)
                 # `order` is a permutation of 0..C-1 and N_TOP <= C (Sampler.add_request), so each
                 # output position gets exactly one candidate: one scattered store, where a selection
                 # per output position took two (TOP_PAD, C) block reductions.
@@ -550,5 +560,5 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
         top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
-        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
     tl.store(logprob_ptr + row, lp_out)

@@ -47,7 +47,8 @@ def main():
             cfg = s.launch_config(n)
             s._stage2 = lambda *args, **kw: None
             stage1 = harness.percentiles(harness.cuda_graph_timer(fns, budget_ms=a.budget_ms))[1]
-            line = (f"{mix + (' ' + a.stage2_const if overrides else ''):18s} rows={n:4d} V={v}  call {full:7.1f} us  stage 1 {stage1:7.1f}  stage 2 + gap "
+            name = mix + (" " + a.stage2_const if overrides else "")
+            line = (f"{name:18s} rows={n:4d} V={v}  call {full:7.1f} us  stage 1 {stage1:7.1f}  stage 2 + gap "
                     f"{full - stage1:6.1f}   ({cfg})")
             print(line, flush=True)
             lines.append(line)

@@ -310,7 +310,8 @@ def test_bad_input_is_refused_before_launch():
         (lambda: s.add_request(1, SamplingParams(), prompt_token_ids=[V]), "prompt_token_ids"),
         (lambda: s.add_request(4, SamplingParams()), "slot"),
         # top-n beyond the row's candidates: before, positions past the bound came back as token 0
-        (lambda: Sampler(V, 1, "cpu", bound=8, block=BLOCK).add_request(0, SamplingParams(logprobs=9)), "logprobs"),
+        (lambda: Sampler(V, 1, "cpu", bound=8, block=BLOCK).add_request(0, SamplingParams(logprobs=9)),
+         "logprobs"),
     ]
     for call, field in cases:
         with pytest.raises(SamplingInputError) as e:
@@ -498,7 +499,8 @@ def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel(dtype):
     and the larger ones sit at high indices behind 100 lower-index ties, outside the 32 candidates:
     only the whole-row fallback finds them. Row 2: no temperature (candidate order is raw order). Row
     3: four tokens tied at the top, candidate order 5, 10, 200, 300, raw order 200, 300 (hi, equal:
-    lower index first), then 5: the re-ranking alone, ties included. Both 16-bit dtypes: their re-ranking keys are built from the value in the input dtype."""
+    lower index first), then 5: the re-ranking alone, ties included. Both 16-bit dtypes: their
+    re-ranking keys are built from the value in the input dtype."""
     lo, hi = _tie_after_division(dtype, 1.9)
     gen = torch.Generator().manual_seed(5)
     logits = torch.randn(4, V, generator=gen)

@@ -404,15 +404,17 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
 
 @triton.jit
 def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
-                   idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok, top_ids_row, top_lp_row, N_TOP,
+                   idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+                   top_ids_row, top_lp_row, N_TOP,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                   IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr,
-                   TOP_N: tl.constexpr):
+                   IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr,
+                   RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
     log-probability) pairs, in the row's mode. Returns the token's (NaN if not asked or invalid) and
     stores the top-n at top_ids_row / top_lp_row[0:N_TOP] (ids padded with -1, log-probabilities
-    with -inf; NaN in an invalid row's asked lanes). Raw rows store their full-vocabulary normalizer at raw_lse_ptr for the launcher.
+    with -inf; NaN in an invalid row's asked lanes). Raw rows store their full-vocabulary normalizer
+    at raw_lse_ptr for the launcher.
     TOP_N: some request of the batch asks for top-n pairs; without, their code (the raw re-ranking
     and its whole-row fallback) is not compiled in, which saves about a third of verification's
     stage-2 compile time (measured for sm_90 on the CPU)."""
@@ -454,7 +456,8 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
                 # per output position took two (TOP_PAD, C) block reductions.
                 asked = order < n_top
                 out = order < N_TOP
-                tl.store(top_ids_row + order, tl.where(asked, tl.where(valid, ids_vec, -1), -1).to(tl.int64), mask=out)
+                tl.store(top_ids_row + order, tl.where(asked, tl.where(valid, ids_vec, -1), -1).to(tl.int64),
+                         mask=out)
                 tl.store(top_lp_row + order, tl.where(asked, tl.where(valid, lp_vec, float("nan")), NEG_INF),
                          mask=out)
                 stored = flags >= 0

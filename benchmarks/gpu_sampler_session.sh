@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -444,6 +444,42 @@ if rows:
     timeout 60 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix standard_logprobs \
         --budget-ms 40 --out "$OUT/stages.txt"
     timeout 200 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'" ;;
+  stage77)  # run 77: stage 2 with fewer block reductions (scalars read back with the sorted candidates,
+            # tuple reductions, the value search's one reduction per round) and the raw re-ranking of the
+            # head: the standard and logprobs mixes new / before (.ab/old/src) alternating twice, the top-k
+            # new / before, where the logprobs mix's time goes
+    for i in 1 2; do
+        echo "== new ($i)"
+        timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+            --mix top_p,standard_logprobs --budget-ms 40
+        echo "== before ($i)"
+        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 \
+            --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix top_p,standard_logprobs --budget-ms 40
+    done
+    for i in 1 2; do
+        timeout 40 python3 benchmarks/run.py --case topk --impl sonicsampler --vocab 151936 --rows 1,32,128 \
+            --budget-ms 40 --out "$OUT/topk.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 40 python3 benchmarks/run.py --case topk --impl sonicsampler \
+            --vocab 151936 --rows 1,32,128 --budget-ms 40 --out "$OUT/topk_before.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    done
+    timeout 60 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_p,standard_logprobs \
+        --budget-ms 40 --out "$OUT/stages.txt" ;;
+  verify77) # run 77b: verification (γ = 3) new / before (.ab/old/src), then the heavy mix under stage-1
+            # register caps 128 / 160 / 192 / none (the table's 128 was tuned on the standard mix)
+    timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
+        --impl sonicsampler --budget-ms 40 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 150 python3 benchmarks/run.py --case verify --gamma 3 \
+        --vocab 151936 --rows 1,32,128 --impl sonicsampler --budget-ms 40 --out "$OUT/verify_before.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn"
+    timeout 240 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/heavy_regs.csv" \
+        --mix heavy --regs1 128,160,192,0,128 --budget-ms 40 ;;
+  checks77) # run 77c: after stage 2's changes: production-size sampler tokens (logprob and bad rows), graph
+            # replay and recompiles, verification against the reference and its graph replay, top-k exactness
+    CHECK_STRATEGIES=extract timeout 230 python3 benchmarks/check_sampler_gpu.py tokens graph verify_graph 2>&1 \
+        | grep -v "'what': 'env'"
+    timeout 200 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
+    CHECK_VOCABS=151936,262144 CHECK_CONFIGS= CHECK_KS=1,20,128 timeout 120 python3 benchmarks/check_topk_gpu.py exact \
+        | grep -v "'what': 'env'" ;;
   checks76) # run 76: what runs 73 and 75 cut off: verification's graph replay, then verification against the
             # reference at every size including γ = 7 and V = 262144
     timeout 150 python3 benchmarks/check_sampler_gpu.py verify_graph 2>&1 | grep -v "'what': 'env'"

@@ -113,7 +113,7 @@ def stage2_part(cand_ptr, Z, scratch_ptr, out_ptr, Z_LOG2: tl.constexpr, E_LOG2:
         top, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
         tl.store(out_ptr + row * C + rank, top)
     else:
-        top = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
+        top, _first, _last = select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, False)
         tl.store(out_ptr + row * C + tl.arange(0, C), top)
 
 

@@ -91,8 +91,11 @@ def make_sampler(mix: str, n: int, v: int, long_block: int | None = None):
     return s, slots, positions, mask
 
 
-def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, long_block: int | None = None) -> None:
+def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, long_block: int | None = None,
+            regs1: int | None = None) -> None:
     s, slots, positions, mask = make_sampler(mix, n, v, long_block)
+    if regs1 is not None:   # stage 1's register cap instead of the table's (stage 2 keeps the table's)
+        s.regs = (regs1, s.launch_config(n).regs2)
     copies, note = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
     inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
     fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
@@ -106,6 +109,7 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, lon
     host_us = (time.perf_counter() - t0) / reps * 1e6
     torch.cuda.synchronize()
     impl = "sonicsampler" if long_block is None else f"sonicsampler.long_block{long_block}"
+    impl += "" if regs1 is None else f".regs1_{regs1}"
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; {note}"}
     harness.append_rows(out, [row])
@@ -152,6 +156,8 @@ def main(argv=None):
     ap.add_argument("--host-breakdown", action="store_true", help="only the host-time breakdown")
     ap.add_argument("--long-block", default="",
                     help="sub-tiles of the exact passes to compare, alternating (default: the Sampler's)")
+    ap.add_argument("--regs1", default="",
+                    help="stage-1 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
     if a.host_breakdown:
@@ -161,9 +167,11 @@ def main(argv=None):
     for v in [int(x) for x in a.vocab.split(",")]:
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:
-                for lb in [int(x) for x in a.long_block.split(",") if x] or [None]:
+                variants = [(int(x), None) for x in a.long_block.split(",") if x]
+                variants += [(None, int(x)) for x in a.regs1.split(",") if x]
+                for lb, r1 in variants or [(None, None)]:
                     try:
-                        measure(mix, n, v, env, a.out, a.budget_ms, lb)
+                        measure(mix, n, v, env, a.out, a.budget_ms, lb, r1)
                     except Exception as e:  # a failing mix is data, not the end of the run
                         print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
                         harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",

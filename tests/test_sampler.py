@@ -499,33 +499,41 @@ def test_raw_top_logprobs_of_temperature_rows_come_from_the_kernel(dtype):
     and the larger ones sit at high indices behind 100 lower-index ties, outside the 32 candidates:
     only the whole-row fallback finds them. Row 2: no temperature (candidate order is raw order). Row
     3: four tokens tied at the top, candidate order 5, 10, 200, 300, raw order 200, 300 (hi, equal:
-    lower index first), then 5: the re-ranking alone, ties included. Both 16-bit dtypes: their
-    re-ranking keys are built from the value in the input dtype."""
+    lower index first), then 5: the re-ranking of the head alone (the first 2 x 8 candidates), ties
+    included. Row 4: 24 tokens tied at the top (20 lo, then 4 hi at 40..43), a run of ties from the 6th
+    candidate past the head: ranking the head alone would give 0..5, the whole candidate set gives
+    40..43, 0, 1. Both 16-bit dtypes: their re-ranking keys are built from the value in the input
+    dtype."""
     lo, hi = _tie_after_division(dtype, 1.9)
     gen = torch.Generator().manual_seed(5)
-    logits = torch.randn(4, V, generator=gen)
+    logits = torch.randn(5, V, generator=gen)
     logits[1] = -3.0
     logits[1, :100] = lo
     logits[1, 500:510] = hi
     logits[3] = 0.3 * logits[3]                      # below 1.5 without ties at the tail
     logits[3, [5, 10]] = lo
     logits[3, [200, 300]] = hi
+    logits[4] = 0.3 * logits[4]
+    logits[4, :20] = lo
+    logits[4, 40:44] = hi
     logits = logits.to(dtype)
     params = [SamplingParams(temperature=0.7, top_k=20, seed=1, logprobs=6),
               SamplingParams(temperature=1.9, top_p=0.9, seed=2, logprobs=6),
               SamplingParams(top_k=5, seed=3, logprobs=3),
-              SamplingParams(temperature=1.9, seed=4, logprobs=3)]
-    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+              SamplingParams(temperature=1.9, seed=4, logprobs=3),
+              SamplingParams(temperature=1.9, seed=5, logprobs=6)]
+    s = Sampler(V, 5, "cpu", bound=BOUND, block=BLOCK)
     for i, p in enumerate(params):
         s.add_request(i, p)
     calls = []
     s._raw_top = lambda *a: calls.append(a)          # the launcher's raw top-k pass must not run
-    out = s.sample(logits, [0, 1, 2, 3], [4, 5, 6, 7])
-    ref = reference.sample(logits, params, positions=[4, 5, 6, 7])
+    out = s.sample(logits, [0, 1, 2, 3, 4], [4, 5, 6, 7, 8])
+    ref = reference.sample(logits, params, positions=[4, 5, 6, 7, 8])
     assert not calls
     assert torch.equal(out.top_token_ids, ref.top_token_ids)
     assert out.top_token_ids[1, :6].tolist() == list(range(500, 506))
     assert out.top_token_ids[3, :3].tolist() == [200, 300, 5]
+    assert out.top_token_ids[4, :6].tolist() == [40, 41, 42, 43, 0, 1]
     assert_close(out.top_logprobs, ref.top_logprobs)
 
 

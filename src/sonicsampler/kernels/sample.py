@@ -28,6 +28,7 @@ import triton.language as tl
 
 from .. import indicators as bits
 from . import INTERPRETED
+from .draft import argmax_lowest
 from .keys import row_key_index, row_key_value, value_key16, value_key32
 from .prologue import process
 from .rng import gumbel_noise, gumbel_noise_tile
@@ -167,19 +168,66 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
 
 @triton.jit
-def _combine(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr):
-    """log(sum of exp) over the row's tiles from per-tile (max, sum-exp) pairs; -inf if nothing finite,
-    NaN if some tile's sum is NaN."""
+def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
+    """The row's per-tile (max, sum of exp(x - max)) pairs of statistic `which` (0 processed, 2 raw),
+    (-inf, 0) where not `live`."""
     z = tl.arange(0, ZP)
     base = stats_ptr + (row * Z + z) * N_STATS + which
-    m = tl.load(base, mask=z < Z, other=float("-inf"))
-    s = tl.load(base + 1, mask=z < Z, other=0.0)
-    mm = tl.max(m)
+    return tl.load(base, mask=live, other=float("-inf")), tl.load(base + 1, mask=live, other=0.0)
+
+
+@triton.jit
+def _terms(m, s, mm):
+    """Each tile's sum of exponentials rescaled to the largest max mm, and mm made finite."""
     mm_safe = tl.where(mm > float("-inf"), mm, 0.0)
+    return tl.where(m == float("-inf"), 0.0, s * tl.exp(m - mm_safe)), mm_safe
+
+
+@triton.jit
+def _lse_of(total, mm_safe):
     # NaN stays NaN: a tile's sum is NaN when the row holds a NaN or +inf (_max_sumexp_unmasked; its
     # max may be NaN too where the maximum propagates NaN, as under the interpreter).
-    total = tl.sum(tl.where(m == float("-inf"), 0.0, s * tl.exp(m - mm_safe)))
     return tl.where(total == 0, float("-inf"), mm_safe + tl.log(total))
+
+
+@triton.jit
+def _lse_of_pairs(m, s, mm):
+    """log(sum of exp) over the row's tiles from their (max, sum-exp) pairs and the largest max mm; -inf
+    if nothing is finite, NaN if some tile's sum is NaN."""
+    terms, mm_safe = _terms(m, s, mm)
+    return _lse_of(tl.sum(terms), mm_safe)
+
+
+@triton.jit
+def _lse_of_pairs2(m, s, mm, m2, s2, mm2):
+    """_lse_of_pairs of two statistics, in one block reduction."""
+    terms, mm_safe = _terms(m, s, mm)
+    terms2, mm2_safe = _terms(m2, s2, mm2)
+    total, total2 = tl.reduce((terms, terms2), 0, _sum2)
+    return _lse_of(total, mm_safe), _lse_of(total2, mm2_safe)
+
+
+@triton.jit
+def _max_sum_max(a1, n1, b1, a2, n2, b2):
+    return tl.maximum(a1, a2), n1 + n2, tl.maximum(b1, b2)
+
+
+@triton.jit
+def _sum2(a1, b1, a2, b2):
+    return a1 + a2, b1 + b2
+
+
+@triton.jit
+def _sum3(a1, b1, c1, a2, b2, c2):
+    return a1 + a2, b1 + b2, c1 + c2
+
+
+@triton.jit
+def _at3(lane, i, a, b, c):
+    """Elements i of three 1-D blocks (scalars), in one block reduction."""
+    on = lane == i
+    return tl.reduce((tl.where(on, a, tl.zeros_like(a)), tl.where(on, b, tl.zeros_like(b)),
+                      tl.where(on, c, tl.zeros_like(c))), 0, _sum3)
 
 
 @triton.jit
@@ -213,9 +261,16 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     Returns candidate token ids (C, rank order), which lanes are real candidates, their raw and
     processed values, the survivors `keep`, the final distribution's log-normalizer (p = exp(x -
     log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
-    the bound dropped, whether the row takes the exact untruncated path, min-p's threshold and the
-    values the candidates are ranked on (processed, rounded to the input dtype). PENDING: see
-    prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1 emitted nothing)."""
+    the bound dropped, whether the row takes the exact untruncated path, min-p's threshold, the
+    values the candidates are ranked on (processed, rounded to the input dtype), the first candidate's
+    token id (the greedy token; 0 if none), a stabiliser m of the candidates' exponentials (the first
+    candidate's rank value, or its processed value where that is not finite) and whether all C
+    candidates are real. PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates`
+    have none (stage 1 emitted nothing).
+
+    Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
+    shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced
+    out of them, and independent sums share one reduction."""
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
@@ -223,24 +278,31 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # Everything that does not depend on the candidates is loaded first, so that its latency overlaps
     # the selection's instead of adding a dependent load after it: the statistics, the tiles' last
     # keys (the saturation test) and the truncation parameters.
+    # The raw pairs only for rows with log-probabilities (stage 1 writes them for those alone); the
+    # three maxima and sums share two block reductions.
     zz = tl.arange(0, 2 ** Z_LOG2)
-    n_bad = tl.sum(tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0))
-    lse_all = _combine(stats_ptr, row, Z, 0, 2 ** Z_LOG2)   # processed, over the whole vocabulary
+    bad = tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0)
+    m_t, s_t = _stat_pairs(stats_ptr, row, Z, 0, 2 ** Z_LOG2, zz < Z)
+    m_r, s_r = _stat_pairs(stats_ptr, row, Z, 2, 2 ** Z_LOG2, (zz < Z) & ((flags & LOGPROBS) != 0))
+    mm, n_bad, mm_r = tl.reduce((m_t, bad, m_r), 0, _max_sum_max)
+    lse_all, raw_lse = _lse_of_pairs2(m_t, s_t, mm, m_r, s_r, mm_r)   # over the whole vocabulary
     lasts = tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2)
     log_min_p = tl.load(log_min_p_ptr + slot)
     k = tl.load(top_k_ptr + slot)
     p_top = tl.load(top_p_ptr + slot)
     if skip:
         top = tl.zeros([C], tl.uint64)
+        top0 = tl.zeros((), tl.uint64)
+        top_last = top0
     else:
-        top = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2), Z_LOG2, E_LOG2, C_LOG2,
-                                KEY64)
+        top, top0, top_last = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2),
+                                                Z_LOG2, E_LOG2, C_LOG2, KEY64)
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact).
-        kth = _at(top, lane, C - 1)
-        if any_saturated(lasts, kth) & ~skip:
+        if any_saturated(lasts, top_last) & ~skip:
+            kth = top_last
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
@@ -253,7 +315,13 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                     top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
                                        refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
+            top0 = tl.max(top)                                 # the refill keeps `top` sorted
+            top_last = _at(top, lane, C - 1)
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
+    any_real = (top0 >> 32) > NEG_INF_KEY
+    full = (top_last >> 32) > NEG_INF_KEY                 # all C candidates real (sorted: real ones first)
+    first = tl.where(any_real, row_key_index(top0), 0)
+    rank0 = tl.where(any_real, row_key_value(top0, KEY64, IS_BF16), NEG_INF)
     idx = tl.where(real, row_key_index(top), 0)
     raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
     x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
@@ -265,22 +333,27 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     else:
         rank_val = tl.where(real, row_key_value(top, KEY64, IS_BF16), NEG_INF)
 
-    n_real = tl.sum(real.to(tl.int32))
     # Some token is selectable: a real candidate, or, without candidates, a finite normalizer.
-    valid = (n_bad == 0) & ((n_real > 0) | (skip & (lse_all > NEG_INF))) & ((flags & ACTIVE) != 0)
+    valid = (n_bad == 0) & (any_real | (skip & (lse_all > NEG_INF))) & ((flags & ACTIVE) != 0)
+
+    # The exponentials' stabiliser: the first candidate's rank value, within rounding to the input dtype
+    # of the largest processed value (so x - m stays near or below 0); its processed value where the
+    # rounding overflowed (or there is no candidate).
+    m = rank0
+    if (rank0 == float("inf")) | (rank0 == NEG_INF):
+        m = _at(x, lane, 0)
 
     # Truncation: min-p, top-k, top-p; survivors are always a prefix of the candidate order.
     keep = real
-    in_bound = n_real < C                                  # every selectable token is a candidate
+    in_bound = ~full                                       # every selectable token is a candidate
     thr = tl.full((), float("-inf"), tl.float32)           # min-p's threshold on rank values
     if (flags & MIN_P) != 0:
-        thr = _at(rank_val, lane, 0) + log_min_p
+        thr = rank0 + log_min_p
         keep = keep & (rank_val >= thr)
-        in_bound = in_bound | (_at(rank_val, lane, C - 1) < thr)
+        in_bound = in_bound | (row_key_value(top_last, KEY64, IS_BF16) < thr)
     if (flags & TOP_K) != 0:
         keep = keep & (lane < k)
         in_bound = in_bound | (k <= C)                     # a top-k above the bound is not in bound
-    m = _at(x, lane, 0)
     ex = tl.where(keep, tl.exp(x - m), 0.0)
     kept_sum = tl.sum(ex)
     # The survivors' normalizer: exact from the candidates when the set is in bound, else the full one.
@@ -295,7 +368,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # the full vocabulary's, i.e. with neither min-p nor top-k (top-k above the bound) before top-p.
         exact = exact | (reached & ((flags & (MIN_P | TOP_K)) == 0))
         keep = keep & (before < p_top)
-    dropped = tl.where(exact, 0.0, tl.maximum(1.0 - tl.sum(tl.where(keep, probs, 0.0)), 0.0))
+    kept_p, kept_e = tl.reduce((tl.where(keep, probs, 0.0), tl.where(keep, tl.exp(x - m), 0.0)), 0, _sum2)
+    dropped = tl.where(exact, 0.0, tl.maximum(1.0 - kept_p, 0.0))
     if EXACT_UNTRUNCATED:
         untruncated = (flags & UNTRUNCATED_MASK) == 0
     else:
@@ -309,15 +383,29 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     dropped = tl.where(exact, 0.0, dropped)
     # The final distribution's normalizer: the full vocabulary's when nothing truncates, else the
     # survivors' (exact when the row is exact, the bounded set's otherwise).
-    log_kept = m + tl.log(tl.sum(tl.where(keep, tl.exp(x - m), 0.0)))
+    log_kept = m + tl.log(kept_e)
     log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
-    return idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val
+    return (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
+            first, m, full, raw_lse)
+
+
+@triton.jit
+def _head_ranks(word, C: tl.constexpr, HEAD: tl.constexpr):
+    """Output order of C candidates (distinct words) when only the first HEAD can be asked for: their
+    ranks among themselves, and every other lane its own (>= HEAD: never stored). A HEAD x HEAD
+    comparison instead of C x C; the head is taken out of the block as the first row of a (C / HEAD,
+    HEAD) view."""
+    r = tl.arange(0, C // HEAD)[:, None]
+    c = tl.arange(0, HEAD)[None, :]
+    head = tl.sum(tl.where(r == 0, tl.reshape(word, (C // HEAD, HEAD)), 0), axis=0)
+    order_h = tl.sum((head[None, :] > head[:, None]).to(tl.int32), axis=1)
+    return tl.reshape(tl.where(r == 0, order_h[None, :], r * HEAD + c), (C,))
 
 
 @triton.jit
 def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse, n_top,
                   refill_ptr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                  IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
+                  IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, HEAD: tl.constexpr):
     """Output order of the candidates for a temperature-only row's raw top-n log-probabilities, with the
     ids and log-probabilities to order.
 
@@ -335,19 +423,32 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
     index) ranking this replaces cost about four times the instructions (fp32 inputs keep it)."""
     C: tl.constexpr = 2 ** C_LOG2
     lane = tl.arange(0, C)
+    nth = tl.maximum(n_top, 1) - 1
+    head_ok = n_top < 0                                    # false, as a runtime boolean
     if KEY64:
         raw_key = tl.where(real, (value_key32(raw_c) << 32) | (0xFFFFFFFF - idx.to(tl.uint64)), 0)
         order = ranks(raw_key, C)
     else:
         k16 = tl.where(real, value_key16(raw_c.to(tl.bfloat16 if IS_BF16 else tl.float16)), 0)
         word = (k16 << 16) | (0xFFFF - lane).to(tl.uint32)
-        order = tl.sum((word[None, :] > word[:, None]).to(tl.int32), axis=1)
+        if HEAD < C:
+            # The head (the first HEAD candidates) holds the raw top n when the n-th candidate's rank
+            # value lies strictly above the first one's past the head (or no real candidate is past
+            # it): rounding ties only reorder candidates of equal rank value, so none of those past
+            # the head can overtake the n-th. Then ranking the head alone is exact, and no token
+            # outside the candidates can belong (the fallback test below holds).
+            rv_n, rv_h = tl.reduce((tl.where(lane == nth, rank_val, 0.0), tl.where(lane == HEAD, rank_val, 0.0)),
+                                   0, _sum2)
+            head_ok = (rv_n > rv_h) | (rv_h == float("-inf"))
+        if head_ok:
+            order = _head_ranks(word, C, HEAD)
+        else:
+            order = tl.sum((word[None, :] > word[:, None]).to(tl.int32), axis=1)
     n_real = tl.sum(real.to(tl.int32))
-    nth = tl.maximum(n_top, 1) - 1
     rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
     rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
     # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
-    if tl.where(n_real >= C, rv_last >= rv_nth, False):
+    if tl.where(head_ok, False, tl.where(n_real >= C, rv_last >= rv_nth, False)):
         top = tl.zeros((C,), tl.uint64)
         t = 0
         while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
@@ -403,7 +504,7 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
 
 
 @triton.jit
-def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
                    idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
                    top_ids_row, top_lp_row, N_TOP,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
@@ -411,7 +512,9 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
                    RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
-    log-probability) pairs, in the row's mode. Returns the token's (NaN if not asked or invalid) and
+    log-probability) pairs, in the row's mode (n_top of them; raw_lse: the raw full-vocabulary
+    log-normalizer, from row_distribution). Both come in as values loaded or computed early, so
+    that no load waits at the end of the chain. Returns the token's (NaN if not asked or invalid) and
     stores the top-n at top_ids_row / top_lp_row[0:N_TOP] (ids padded with -1, log-probabilities
     with -inf; NaN in an invalid row's asked lanes). Raw rows store their full-vocabulary normalizer
     at raw_lse_ptr for the launcher.
@@ -422,11 +525,12 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
     NEG_INF: tl.constexpr = float("-inf")
     lane = tl.arange(0, C)
     t_lane = tl.arange(0, TOP_PAD)
+    # Raw re-ranking looks at the first HEAD candidates when it can (raw_top_order): twice the top-n
+    # width, so that a run of rounding ties across the n-th candidate rarely reaches past it.
+    HEAD: tl.constexpr = 2 * TOP_PAD if 2 * TOP_PAD < C else C
     stored = flags < 0                                     # false, as a runtime boolean
     lp_out = tl.full((), float("nan"), tl.float32)
-    raw_lse = tl.full((), float("nan"), tl.float32)
     if (flags & LOGPROBS) != 0:
-        n_top = tl.load(n_logprobs_ptr + slot)
         if (flags & LOGPROBS_PROCESSED) != 0:
             # Normalizer of the final survivors: the exact full-vocabulary one for untruncated rows,
             # else the survivors' (exact when the row is exact, the bounded set's otherwise).
@@ -434,7 +538,6 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
             ids_vec = tl.where(keep, idx, -1)
             lp_tok = x_tok - log_final
         else:
-            raw_lse = _combine(stats_ptr, row, Z, 2, 2 ** Z_LOG2)
             tl.store(raw_lse_ptr + row, raw_lse)
             lp_vec = tl.where(real, raw_c - raw_lse, NEG_INF)
             ids_vec = tl.where(real, idx, -1)
@@ -450,7 +553,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, 
                 if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
                     order, ids_vec, lp_vec = raw_top_order(
                         logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
-                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY)
+                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, HEAD)
                 # `order` is a permutation of 0..C-1 and N_TOP <= C (Sampler.add_request), so each
                 # output position gets exactly one candidate: one scattered store, where a selection
                 # per output position took two (TOP_PAD, C) block reductions.
@@ -489,9 +592,11 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # Per-request values stage 1 does not write: loaded before the wait, under stage 1's last wave.
     seed = tl.load(seed_ptr + slot)
     pos = tl.load(positions_ptr + row)
+    n_top = tl.load(n_logprobs_ptr + slot)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
-    idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val = row_distribution(
+    (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
+     first, m0, full, raw_lse) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
@@ -504,15 +609,16 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
     # every selectable token is a candidate (untruncated and long-set rows are exact only through
     # passes beyond the candidates). Greedy rows: one-hot at the token.
-    complete = (exact & ~untruncated) | (tl.sum(real.to(tl.int32)) < C) | ((flags & GREEDY) != 0)
+    complete = (exact & ~untruncated) | ~full | ((flags & GREEDY) != 0)
     exact = exact | long_set
     dropped = tl.where(long_set, 0.0, dropped)
 
     # Selection. A greedy row in a long set takes the passes for its processed log-probabilities'
-    # normalizer only: its token is the first candidate.
-    token = _at(idx, lane, 0)
+    # normalizer only: its token is the first candidate. tok_lane: the token's candidate lane, C where
+    # it comes from beyond the candidates (untruncated and long-set draws).
+    token = first
+    tok_lane = tl.zeros((), tl.int32)
     if long_set:
-        m0 = _at(x, lane, 0)
         lo_k, f_hi_k, target_k, lo, f_hi, target = long_set_bound(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -527,12 +633,24 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         keep = set_head(keep, x, m0, target, search_p)
         if (flags & GREEDY) == 0:
             token = drawn
+            tok_lane = C
     elif untruncated:
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+        tok_lane = C
     elif (flags & GREEDY) == 0:
-        score = tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF)
-        best = tl.max(score)
-        token = _at(idx, lane, tl.min(tl.where(score == best, lane, C)))
+        _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)
+    # The token's raw and processed values (for its log-probability) from its lane, in the reduction
+    # that takes the token itself; a token from beyond the candidates is looked up (chosen_values).
+    raw_tok = tl.full((), 0.0, tl.float32)
+    x_tok = raw_tok
+    if tok_lane < C:
+        if ((flags & GREEDY) == 0) | ((flags & LOGPROBS) != 0):   # a greedy row's token is `first`
+            token, raw_tok, x_tok = _at3(lane, tok_lane, idx, raw_c, x)
+    elif (flags & LOGPROBS) != 0:
+        raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
+                                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                       pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                       HAS_MASK, MAX_BIAS)
     token = tl.where(valid, token, 0)
     tl.store(tokens_ptr + row, tl.where(valid, token, -1))
     if RETURN_DRAFT:
@@ -544,13 +662,6 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
         tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
         tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
-    raw_tok = tl.full((), 0.0, tl.float32)
-    x_tok = raw_tok
-    if (flags & LOGPROBS) != 0:
-        raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
-                                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                                       pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                       HAS_MASK, MAX_BIAS)
     tl.store(valid_ptr + row, valid.to(tl.int8))
     tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
     tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
@@ -560,7 +671,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
     # launcher allocates them uninitialised.
     lp_out = token_logprobs(
-        logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+        logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
         top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
         Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)

@@ -45,7 +45,7 @@ from .draft import argmax_lowest, draft_q, residual_scores
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .pdl import wait_for_previous
 from .rng import gumbel_noise, philox_uniform
-from .sample import _at, chosen_values, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
+from .sample import chosen_values, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -78,12 +78,12 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*)
     and the token's log-probability (NaN if not asked); stores the row's top-n ids and
     log-probabilities at top_ids_row / top_lp_row (sample.token_logprobs)."""
-    C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = b * G + l
-    lane = tl.arange(0, C)
     zeros2 = tl.zeros([2], tl.int32)
-    idx, real, raw_c, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, thr, rank_val = row_distribution(
+    n_top = tl.load(n_logprobs_ptr + slot)   # before the chain below, which would wait for it at its end
+    (idx, real, raw_c, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, thr, rank_val,
+     first, m0, _full, raw_lse) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
@@ -93,7 +93,6 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
     d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted
     d_safe = tl.where(d_ok, d, 0)
-    first = _at(idx, lane, 0)
     tok = first
     accept = (first == d) & ~bonus          # the greedy rule; stochastic rows decide below
     # Sets the candidates cannot hold: exact through passes over the row (kernels/long_rows.py); a
@@ -101,7 +100,6 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     # keep every token (trivial cuts, thr -inf) for their residual pass.
     long_set, search_k, search_p = long_set_kinds(flags, row_exact, row_ok, EXACT_UNTRUNCATED)
     row_exact = row_exact | long_set
-    m0 = _at(x, lane, 0)
     lo_k = tl.full((), -1, tl.int64)
     f_hi_k = tl.full((), 0.0, tl.float32)
     target_k = tl.full((), float("inf"), tl.float32)
@@ -131,7 +129,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                 tok = drawn
             else:
                 score = tl.where(keep, x + gumbel_noise(seed, pos, STREAM_SAMPLE, idx), NEG_INF)
-                _s, tok = argmax_lowest(score, idx, V)
+                _s, tok = argmax_lowest(score, idx)
         else:
             if whole_row:
                 _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
@@ -161,8 +159,8 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                     q_c = draft_q(idx, keep, d, q_row, q_ids_row, K, 0, V, DRAFT)
                     s_r, s_p, mass = residual_scores(x, log_final, keep, q_c,
                                                      gumbel_noise(seed, pos, STREAM_RESIDUAL, idx))
-                    _b, tok_r = argmax_lowest(s_r, idx, V)
-                    _b, tok_p = argmax_lowest(s_p, idx, V)
+                    _b, tok_r = argmax_lowest(s_r, idx)
+                    _b, tok_p = argmax_lowest(s_p, idx)
                     tok = tl.where(mass > 0, tok_r, tok_p)
     raw_t = tl.full((), 0.0, tl.float32)
     x_t = raw_t
@@ -172,7 +170,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                                    freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                    HAS_MASK, MAX_BIAS, pend, l, True)
     lp = token_logprobs(
-        logits_ptr, stride_row, V, row, slot, flags, n_logprobs_ptr, stats_ptr, raw_lse_ptr, refill_ptr, Z,
+        logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, row_ok, raw_t, x_t,
         top_ids_row, top_lp_row, N_TOP,
         Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)

@@ -464,15 +464,19 @@ if rows:
     done
     timeout 60 python3 benchmarks/profile_sampler_stages.py --rows 1,32,128 --mix top_p,standard_logprobs \
         --budget-ms 40 --out "$OUT/stages.txt" ;;
-  verify77) # run 77b: verification (γ = 3) new / before (.ab/old/src), then the heavy mix under stage-1
-            # register caps 128 / 160 / 192 / none (the table's 128 was tuned on the standard mix)
+  verify77) # run 78: verification (γ = 3) new / before (.ab/old/src), the heavy mix under stage-1 register
+            # caps 128 / 160 / none (the table's 128 was tuned on the standard mix), the mixes of run 77 again
+            # with the value search as before
     timeout 150 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
         --impl sonicsampler --budget-ms 40 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
     PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 150 python3 benchmarks/run.py --case verify --gamma 3 \
         --vocab 151936 --rows 1,32,128 --impl sonicsampler --budget-ms 40 --out "$OUT/verify_before.csv" 2>&1 \
         | grep -v "^ \|Warning\|warn"
-    timeout 240 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/heavy_regs.csv" \
-        --mix heavy --regs1 128,160,192,0,128 --budget-ms 40 ;;
+    timeout 200 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/heavy_regs.csv" \
+        --mix heavy --regs1 128,160,0,128 --budget-ms 40
+    echo "== new (value search as before)"
+    timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,standard_logprobs --budget-ms 40 ;;
   checks77) # run 77c: after stage 2's changes: production-size sampler tokens (logprob and bad rows), graph
             # replay and recompiles, verification against the reference and its graph replay, top-k exactness
     CHECK_STRATEGIES=extract timeout 230 python3 benchmarks/check_sampler_gpu.py tokens graph verify_graph 2>&1 \

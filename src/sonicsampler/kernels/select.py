@@ -26,13 +26,6 @@ from .rank import ranks
 
 
 @triton.jit
-def _pick_highest(k1, a1, h1, k2, a2, h2):
-    """Combine of value_threshold's one reduction per round: the entry of the larger key."""
-    second = k2 > k1
-    return tl.where(second, k2, k1), tl.where(second, a2, a1), tl.where(second, h2, h1)
-
-
-@triton.jit
 def value_threshold(v, C, VBITS: tl.constexpr, DIGIT: tl.constexpr = 5):
     """The largest t such that at least C of the values `v` (uint32, VBITS significant bits) are >= t
     (0 if fewer than C), digit by digit from the top: per DIGIT-bit digit one histogram of the values
@@ -41,11 +34,7 @@ def value_threshold(v, C, VBITS: tl.constexpr, DIGIT: tl.constexpr = 5):
 
     Why 5 bits: a histogram of at most 32 bins is one per warp with no exchange between warps. On the
     H100 (run 51, 2048 keys, 8 warps, 16-bit values) the search took 1.9 us in four 5-bit rounds, 2.0
-    in four 4-bit rounds, 2.5 in three 6-bit rounds and 3.1 in two 8-bit rounds (256 bins).
-
-    Each round is a histogram, a reverse scan and one reduction carrying three values (the digit, the
-    count at or above it, the count at it), where it used to take a sum, a scan and three sums: every
-    block reduction is a shuffle tree and a barrier on stage 2's critical path."""
+    in four 4-bit rounds, 2.5 in three 6-bit rounds and 3.1 in two 8-bit rounds (256 bins)."""
     BINS: tl.constexpr = 2 ** DIGIT
     ROUNDS: tl.constexpr = (VBITS + DIGIT - 1) // DIGIT
     b = tl.arange(0, BINS)
@@ -59,13 +48,10 @@ def value_threshold(v, C, VBITS: tl.constexpr, DIGIT: tl.constexpr = 5):
             h = tl.histogram(d, BINS)
         else:
             h = tl.histogram(d, BINS, mask=(v >> (lo + DIGIT)) == (prefix >> (lo + DIGIT)))
-        at_least = above + tl.cumsum(h, axis=0, reverse=True)   # values >= each candidate digit
-        # The digit is the highest bin with at least C values at or above it (at_least does not grow
-        # with the bin), or bin 0 when none has: key b + 1 for those bins, 0 for bin 0, -1 otherwise.
-        key = tl.where(at_least >= C, b + 1, tl.where(b == 0, 0, -1))
-        k, n_at_least, at = tl.reduce((key, at_least, h), 0, _pick_highest)
-        digit = tl.maximum(k - 1, 0)
-        above = n_at_least - at
+        at_least = above + tl.sum(h) - tl.cumsum(h, axis=0) + h   # values >= each candidate digit
+        digit = tl.maximum(tl.sum((at_least >= C).to(tl.int32)) - 1, 0)
+        above = above + tl.sum(tl.where(b > digit, h, 0))
+        at = tl.sum(tl.where(b == digit, h, 0))
         prefix = prefix + (digit.to(tl.uint32) << lo)
     return tl.where(v.shape[0] >= C, prefix, 0), above, at
 

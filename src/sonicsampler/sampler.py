@@ -72,7 +72,7 @@ class Sampler:
         self._plans: dict[tuple, dict] = {}
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
-        self._summary_key, self._summary = None, (0, False)
+        self._summary_key, self._summary = None, (0, False, False)
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -95,10 +95,10 @@ class Sampler:
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
         The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
         of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
-        n_top, raw = self._batch_summary(None, grammar)
+        n_top, raw, penalised = self._batch_summary(None, grammar)
         variants = {}
         for n in range(1, max_rows + 1):
-            plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs)
+            plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised)
             variants.setdefault(_variant(plan), n)
         if not INTERPRETED:   # the interpreter compiles nothing
             t, dev = self.table, self.table.device
@@ -161,8 +161,9 @@ class Sampler:
         self.check_grammar_bitmask(grammar_bitmask, n)
 
         has_mask = grammar_bitmask is not None
-        n_top, raw_rows_processed = self._batch_summary(slots_host, has_mask)
-        plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs)
+        n_top, raw_rows_processed, penalised = self._batch_summary(slots_host, has_mask)
+        plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs,
+                          penalised=penalised)
         dev = t.device
         # Three allocations for the seven outputs; the kernels write every element. Each output starts
         # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer
@@ -245,9 +246,10 @@ class Sampler:
         return (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                 t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
 
-    def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool]:
-        """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass), from the
-        host mirror: the rows' slots when known, else every admitted request (cached per table version)."""
+    def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool, bool]:
+        """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass, whether the
+        batch is penalised: a grammar mask or a row with penalties or bias), from the host mirror: the
+        rows' slots when known, else every admitted request (cached per table version)."""
         t = self.table
         if slots_host is None:
             key = (t.version, has_mask)
@@ -257,32 +259,35 @@ class Sampler:
             return self._summary
         return self._summarize(slots_host, has_mask)
 
-    def _summarize(self, rows, has_mask: bool) -> tuple[int, bool]:
+    def _summarize(self, rows, has_mask: bool) -> tuple[int, bool, bool]:
         t = self.table
         n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
         raw_rows_processed = any(
             (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
             and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
-        return n_top, raw_rows_processed
+        penalised = has_mask or any(t.host_flags[s] & bits.REORDERING for s in rows)
+        return n_top, raw_rows_processed, penalised
 
-    def launch_config(self, rows: int) -> SampleConfig:
+    def launch_config(self, rows: int, penalised: bool = False) -> SampleConfig:
         """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),
-        with this Sampler's overrides applied."""
+        with this Sampler's overrides applied; `penalised` batches take the table's stage-1 register
+        cap for them (SampleConfig.regs1_penalised)."""
         cfg = sample_config(self.table.device, self.vocab_size, rows)
         return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
                             *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy,
-                            *(self.regs or (cfg.regs1, cfg.regs2)))
+                            *(self.regs or (cfg.stage1_regs(penalised), cfg.regs2)))
 
-    def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False) -> dict:
+    def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
+              penalised: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
         combination so that a step's host work is the launches themselves."""
-        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft)
+        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
         t, v, dev = self.table, self.vocab_size, self.table.device
         c = self.bound
-        cfg = self.launch_config(n)
+        cfg = self.launch_config(n, penalised)
         block, e, warps = cfg.block, cfg.emit, (cfg.warps1, cfg.warps2)
         m = 4 * e
         z = -(-v // block)

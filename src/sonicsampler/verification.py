@@ -121,7 +121,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     sampler.check_grammar_bitmask(grammar_bitmask, n)
 
     has_mask = grammar_bitmask is not None
-    n_top, raw_rows_processed = sampler._batch_summary(slots_host, has_mask)
+    n_top, raw_rows_processed, penalised = sampler._batch_summary(slots_host, has_mask)
     tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev)
     if bsz == 0:
         return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),
@@ -133,7 +133,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
 
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
-    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed)
+    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
     z, sc = plan["z"], plan["scratch"]
     common = sampler.prologue_args(grammar_bitmask)
     stride = target_logits.stride(0)

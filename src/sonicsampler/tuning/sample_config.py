@@ -2,7 +2,9 @@
 
 `tuning/tables/sample_<arch>.json` is written by `benchmarks/tune_sampler.py` on a GPU of that
 architecture (temperature 0.7, top-k 128, top-p 0.9, bf16). Without a table the top-k's configuration
-(its tile) and 8 warps per stage apply.
+(its tile) and 8 warps per stage apply. An entry's `regs1_penalised` (stage 1's register cap for
+batches with penalties, bias or a grammar mask) comes from `benchmarks/sampler_mix.py --mix heavy
+--regs1 ...` and is added by hand: the tuning script times the standard mix only.
 """
 from __future__ import annotations
 
@@ -26,6 +28,15 @@ class SampleConfig:
     # the plain path, and 255 registers leave 8 one-warp programs per SM, too few to hide the loads.
     regs1: int = 0
     regs2: int = 0
+    # Stage 1's cap for batches with penalties, logit bias or a grammar mask (None: regs1). Their
+    # prologue reads counts, masks and bias and holds more live values: run 78 timed the heavy mix at
+    # 32 rows 52.6 / 52.9 us under 128 registers against 47.9 under 160 (48.3 uncapped), where the
+    # standard mix prefers 128 (run 70: 27.6 against 28.5 us).
+    regs1_penalised: int | None = None
+
+    def stage1_regs(self, penalised: bool) -> int:
+        """Stage 1's register cap for a batch with (penalised) or without penalties, bias or mask."""
+        return self.regs1 if not penalised or self.regs1_penalised is None else self.regs1_penalised
 
 
 # Past its largest row bound the table's last entry still applies if that bound is a batch of at least
@@ -44,4 +55,4 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     # 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
     block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
     return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"),
-                        e.get("regs1", 0), e.get("regs2", 0))
+                        e.get("regs1", 0), e.get("regs2", 0), e.get("regs1_penalised"))

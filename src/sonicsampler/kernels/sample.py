@@ -444,24 +444,25 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
             order = _head_ranks(word, C, HEAD)
         else:
             order = tl.sum((word[None, :] > word[:, None]).to(tl.int32), axis=1)
-    n_real = tl.sum(real.to(tl.int32))
-    rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
-    rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
-    # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
-    if tl.where(head_ok, False, tl.where(n_real >= C, rv_last >= rv_nth, False)):
-        top = tl.zeros((C,), tl.uint64)
-        t = 0
-        while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
-            keys, _n_nan = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
-            top = merge_tile_top(top, keys, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
-                                 BLOCK_LOG2, C_LOG2, KEY64)
-            t += 1
-        ok = (top >> 32) > NEG_INF_KEY
-        ids = tl.where(ok, row_key_index(top), -1)
-        raw = tl.load(logits_ptr + row * stride_row + tl.where(ok, ids, 0), mask=ok, other=0.0).to(tl.float32)
-        order = lane
-        ids_vec = ids
-        lp_vec = tl.where(ok, raw - raw_lse, float("-inf"))
+    if ~head_ok:   # the fallback test's three reductions only where the head did not settle the row
+        n_real = tl.sum(real.to(tl.int32))
+        rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
+        rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
+        # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
+        if tl.where(n_real >= C, rv_last >= rv_nth, False):
+            top = tl.zeros((C,), tl.uint64)
+            t = 0
+            while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
+                keys, _n_nan = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
+                top = merge_tile_top(top, keys, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
+                                     BLOCK_LOG2, C_LOG2, KEY64)
+                t += 1
+            ok = (top >> 32) > NEG_INF_KEY
+            ids = tl.where(ok, row_key_index(top), -1)
+            raw = tl.load(logits_ptr + row * stride_row + tl.where(ok, ids, 0), mask=ok, other=0.0).to(tl.float32)
+            order = lane
+            ids_vec = ids
+            lp_vec = tl.where(ok, raw - raw_lse, float("-inf"))
     return order, ids_vec, lp_vec
 
 

@@ -510,10 +510,10 @@ if rows:
             # and standard mixes at 1 row, new / before (.ab/old/src, 63a710c) alternating twice
     for i in 1 2; do
         echo "== new ($i)"
-        timeout 60 python3 benchmarks/sampler_mix.py --rows 1 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        timeout 120 python3 benchmarks/sampler_mix.py --rows 1 --vocab 151936 --out "$OUT/sample_mix.csv" \
             --mix standard_logprobs,top_p --budget-ms 40
         echo "== before ($i)"
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 60 python3 benchmarks/sampler_mix.py --rows 1 \
+        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 120 python3 benchmarks/sampler_mix.py --rows 1 \
             --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix standard_logprobs,top_p --budget-ms 40
     done ;;
   checks76) # run 76: what runs 73 and 75 cut off: verification's graph replay, then verification against the

@@ -2,7 +2,8 @@
 
 Panels: one column per vocabulary size; for cases with more swept keys (verify's gamma), one row of
 panels per value. When a (case, shape, implementation, gpu) was measured more than once, the latest
-row wins, so re-runs replace old points instead of doubling them.
+row wins, so re-runs replace old points instead of doubling them. Rows of earlier code kept from A/B
+runs ("sonicsampler@<sha>") are left out.
 
     python benchmarks/plot.py [--csv benchmarks/results/results.csv] [--out benchmarks/results] [--gpu H100]
 """
@@ -24,6 +25,8 @@ def latest(rows: list[dict], gpu: str | None = None) -> list[dict]:
     keep: dict[tuple, dict] = {}
     for r in rows:
         if gpu and gpu.lower() not in r.get("gpu", "").lower():
+            continue
+        if "@" in r["impl"]:   # an A/B run's snapshot of earlier code ("sonicsampler@<sha>"): not plotted
             continue
         key = (r["case"], r["shape"], r["impl"], r.get("gpu", ""))
         if key not in keep or r.get("date", "") >= keep[key].get("date", ""):

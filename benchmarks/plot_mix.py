@@ -30,7 +30,7 @@ def main(argv=None) -> None:
     import matplotlib.pyplot as plt
 
     rows = [r for r in latest(harness.read_rows(a.csv), a.gpu)
-            if r["case"] == "sample_mix" and not math.isnan(r["p50_us"])]
+            if r["case"] == "sample_mix" and r["impl"] == "sonicsampler" and not math.isnan(r["p50_us"])]
     pts = {}
     for r in rows:
         s = harness.parse_shape(r["shape"])

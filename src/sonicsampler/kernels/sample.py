@@ -421,9 +421,9 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
     values have equal processed values, so the candidates' order (lower index first) already orders
     them, and the words are distinct, so one unsigned comparison per pair decides. The 64-bit (value,
     index) ranking this replaces cost about four times the instructions (fp32 inputs keep it). They
-    rank only the first HEAD candidates when those settle the top n (see the test below): the logprobs
-    mix's excess over the standard one went from +33% to +16% at 1 row with this and stage 2's fewer
-    reductions (docs/PERFORMANCE.md, runs 77-81)."""
+    rank only the first HEAD candidates when those settle the top n (the condition is argued in the
+    code): the logprobs mix's excess over the standard one went from +33% to +16% at 1 row with this
+    and stage 2's fewer reductions (docs/PERFORMANCE.md, runs 77-81)."""
     C: tl.constexpr = 2 ** C_LOG2
     lane = tl.arange(0, C)
     nth = tl.maximum(n_top, 1) - 1

@@ -401,6 +401,28 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     table_mod._nearest.cache_clear()
 
 
+def test_warmup_launches_touch_no_request(monkeypatch):
+    """warmup's launches (taken on a GPU only: here forced through the interpreter) run each prepared
+    plan on rows that point at no slot: the admitted request's output counts stay as they were, and a
+    later step samples as if warmup had not run."""
+    import sonicsampler.sampler as sampler_mod
+    monkeypatch.setattr(sampler_mod, "INTERPRETED", False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK)
+    p = SamplingParams(temperature=0.8, top_k=10, seed=3, repetition_penalty=1.2)
+    s.add_request(0, p)
+    counts = s.table.counts.clone()
+    launched = []
+    real_launch = s._launch
+    s._launch = lambda plan, *a: launched.append(plan["key"]) or real_launch(plan, *a)
+    assert s.warmup(3) == len(launched) >= 1
+    assert torch.equal(s.table.counts, counts)
+    monkeypatch.setattr(sampler_mod, "INTERPRETED", True)
+    logits = torch.randn(1, V, generator=torch.Generator().manual_seed(8)).to(torch.bfloat16)
+    out = s.sample(logits, [0], [5])
+    assert torch.equal(out.tokens, reference.sample(logits, [p], positions=[5]).tokens)
+
+
 def assert_exact_beyond_the_bound(logits, params, first_position: int, times: int):
     """Every row's set holds more than `times` x the bound, yet the kernel is exact with no dropped mass
     and gives the reference's tokens (and, through check_against_reference, its logprobs). Returns the

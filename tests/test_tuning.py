@@ -111,4 +111,9 @@ def test_penalised_batches_take_their_own_stage1_register_cap(monkeypatch):
     caps = {p: s._plan(16, torch.bfloat16, False, 0, False, penalised=p)["const1"]["maxnreg"] for p in (False, True)}
     assert caps == {False: 128, True: 160}
     assert Sampler(151936, 4, "cpu", regs=(96, 0)).launch_config(16, True).regs1 == 96   # the override wins
+    # warmup prepares both caps even before any penalised request is admitted (one compiled pair each).
+    plain = Sampler(151936, 4, "cpu")
+    plain.add_request(0, SamplingParams(temperature=0.7, top_k=50))
+    assert plain.warmup(16) == 2
+    assert {p["const1"]["maxnreg"] for p in plain._plans.values()} == {128, 160}
     table_mod._nearest.cache_clear()

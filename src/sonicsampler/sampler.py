@@ -90,24 +90,29 @@ class Sampler:
     def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False,
                draft_probs: bool = False) -> int:
         """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
-        the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask). Triton
+        the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask; batches
+        with and without penalties or bias, whatever is admitted). Triton
         compiles a variant on its first launch (up to ~25 s each on an H100, estimated), and the launch table
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
         The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
         of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
-        n_top, raw, penalised = self._batch_summary(None, grammar)
+        n_top, raw, _penalised = self._batch_summary(None, grammar)
         variants = {}
         for n in range(1, max_rows + 1):
-            plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised)
-            variants.setdefault(_variant(plan), n)
+            # Both kinds of batch, whatever the requests admitted so far: penalised ones may take their own
+            # stage-1 register cap (SampleConfig.regs1_penalised), and a request with penalties can come
+            # later. Where the table gives no such cap the two plans are one variant.
+            for penalised in (False, True):
+                plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised)
+                variants.setdefault(_variant(plan), plan)
         if not INTERPRETED:   # the interpreter compiles nothing
             t, dev = self.table, self.table.device
-            for n in variants.values():
+            for plan in variants.values():
+                n = plan["key"][0]
                 logits = torch.zeros(n, self.vocab_size, dtype=dtype, device=dev)
                 nowhere = torch.full((n,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
                 mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
-                self.sample(logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask,
-                            return_draft_probs=draft_probs)
+                self._launch(plan, logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask)
             torch.cuda.synchronize(dev)
         return len(variants)
 
@@ -153,7 +158,6 @@ class Sampler:
         return_draft_probs: also return each row's final distribution as `draft_probs`, (N, 1, C) ids
         and probabilities with a `complete` flag, so that γ such steps joined by
         `SparseDraftProbs.cat` serve as `Sampler.verify`'s sparse draft (a variant of stage 2)."""
-        t, v = self.table, self.vocab_size
         self.check_logits("logits", logits)
         n = logits.shape[0]
         slots_dev, slots_host = self._rows("slots", slots, n, self._check_slot)
@@ -164,6 +168,12 @@ class Sampler:
         n_top, raw_rows_processed, penalised = self._batch_summary(slots_host, has_mask)
         plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs,
                           penalised=penalised)
+        return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask)
+
+    def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask) -> SampleOutput:
+        """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
+        t, v = self.table, self.vocab_size
+        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised = plan["key"]
         dev = t.device
         # Three allocations for the seven outputs; the kernels write every element. Each output starts
         # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer

@@ -109,6 +109,14 @@ def check_graph(v=151936, n=32):
         s.sample(logits[:rows], slots[:rows], pos[:rows])
     emit(what=f"recompiles_rows_1_{n}_after_warmup", variants=variants, before=before,
          after=compiled_variants(sample_stage1, sample_stage2))
+    # A request with penalties admitted after warmup: its batches take their own stage-1 register cap
+    # (SampleConfig.regs1_penalised), a variant warmup prepared whatever was admitted.
+    s.remove_request(0)
+    s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0, repetition_penalty=1.1))
+    for rows in range(1, n + 1):
+        s.sample(logits[:rows], slots[:rows], pos[:rows])
+    emit(what=f"recompiles_rows_1_{n}_penalised_after_warmup", before=before,
+         after=compiled_variants(sample_stage1, sample_stage2))
 
 
 def _verify_inputs(bsz, gamma, v, gen):

@@ -101,8 +101,9 @@ class Sampler:
         for n in range(1, max_rows + 1):
             # Both kinds of batch, whatever the requests admitted so far: penalised ones may take their own
             # stage-1 register cap (SampleConfig.regs1_penalised), and a request with penalties can come
-            # later. Where the table gives no such cap the two plans are one variant.
-            for penalised in (False, True):
+            # later. Where the table gives no such cap the two plans are one variant. A grammar mask
+            # makes every batch penalised.
+            for penalised in ((True,) if grammar else (False, True)):
                 plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised)
                 variants.setdefault(_variant(plan), plan)
         if not INTERPRETED:   # the interpreter compiles nothing

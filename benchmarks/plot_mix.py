@@ -1,6 +1,7 @@
 """Bar chart of the Sampler's feature breakdown (case "sample_mix", written by benchmarks/sampler_mix.py):
 one group of bars per mix, in the order the features are added, one bar per row count; the latest
-measurement of each point wins (benchmarks/plot.latest).
+measurement of each point wins (benchmarks/plot.latest), and each mix's label names the commits its
+bars measured (mixes are not all re-run at every change).
 
     python benchmarks/plot_mix.py --csv benchmarks/results/results.csv --gpu H100 --out benchmarks/results/sample_mix.png
 """
@@ -31,11 +32,12 @@ def main(argv=None) -> None:
 
     rows = [r for r in latest(harness.read_rows(a.csv), a.gpu)
             if r["case"] == "sample_mix" and r["impl"] == "sonicsampler" and not math.isnan(r["p50_us"])]
-    pts = {}
+    pts, commits = {}, {}
     for r in rows:
         s = harness.parse_shape(r["shape"])
         if s["V"] == a.vocab:
             pts[(s["mix"], s["rows"])] = r["p50_us"]
+            commits.setdefault(s["mix"], set()).add(r.get("git_commit", "?"))
     mixes = [m for m in MIXES if any(k[0] == m for k in pts)]
     counts = sorted({n for _, n in pts})
     fig, ax = plt.subplots(figsize=(1.1 * len(mixes) + 2, 4))
@@ -45,7 +47,9 @@ def main(argv=None) -> None:
         ys = [pts[(m, n)] for m in mixes if (m, n) in pts]
         ax.bar(xs, ys, width, label=f"{n} rows")
     ax.set_xticks([i + width * (len(counts) - 1) / 2 for i in range(len(mixes))])
-    ax.set_xticklabels(mixes, rotation=30, ha="right")
+    # Each mix's bars may come from a different run: the label names the commits they measured.
+    ax.set_xticklabels([f"{m}\n({', '.join(sorted(commits[m]))})" for m in mixes], rotation=30, ha="right",
+                       fontsize=8)
     ax.set_ylabel("us (CUDA graph, median)")
     gpu = rows[0]["gpu"] if rows else ""
     ax.set_title(f"sonicsampler Sampler, V = {a.vocab}, mixes of benchmarks/sampler_mix.py ({gpu})")

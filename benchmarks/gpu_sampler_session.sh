@@ -10,6 +10,18 @@ export TRITON_CACHE_DIR=/tmp/triton_cache
 mkdir -p "$TRITON_CACHE_DIR"
 [ -f .triton_cache.tgz ] && tar -xzf .triton_cache.tgz -C "$TRITON_CACHE_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# mix_ab LABEL SECONDS ARGS...: sampler_mix.py (V = 151936) with ARGS on the tree's code ("new", into
+# $OUT/sample_mix.csv), then on the snapshot carried in .ab/old/src ("before", $OUT/sample_mix_before.csv),
+# each step under SECONDS; LABEL goes after "== new" / "== before" (e.g. the round).
+mix_ab() {
+    local label=$1 secs=$2
+    shift 2
+    echo "== new$label"
+    timeout "$secs" python3 benchmarks/sampler_mix.py --vocab 151936 --out "$OUT/sample_mix.csv" "$@"
+    echo "== before$label"
+    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$secs" python3 benchmarks/sampler_mix.py --vocab 151936 \
+        --out "$OUT/sample_mix_before.csv" "$@"
+}
 case "$1" in
   topk)     # runs 18-20 in one call: top-k exactness (fp16/fp32 shapes, table configurations), graph and
             # recompiles after topk_warmup, stage-2 parts, top-k against its baselines at four vocabularies
@@ -449,12 +461,7 @@ if rows:
             # head: the standard and logprobs mixes new / before (.ab/old/src) alternating twice, the top-k
             # new / before, where the logprobs mix's time goes
     for i in 1 2; do
-        echo "== new ($i)"
-        timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
-            --mix top_p,standard_logprobs --budget-ms 40
-        echo "== before ($i)"
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 \
-            --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix top_p,standard_logprobs --budget-ms 40
+        mix_ab " ($i)" 100 --rows 1,32,128 --mix top_p,standard_logprobs --budget-ms 40
     done
     for i in 1 2; do
         timeout 40 python3 benchmarks/run.py --case topk --impl sonicsampler --vocab 151936 --rows 1,32,128 \
@@ -487,12 +494,7 @@ if rows:
   final79)  # run 79: the code of runs 77-78 with the value search as before and the heavy batches' register
             # cap, against 63a710c (.ab/old/src): the standard and logprobs mixes new / before, the heavy mix
             # new, verification γ = 3 at 128 requests (what run 78 cut off)
-    echo "== new"
-    timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
-        --mix top_p,standard_logprobs --budget-ms 40
-    echo "== before"
-    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 \
-        --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix top_p,standard_logprobs --budget-ms 40
+    mix_ab "" 100 --rows 1,32,128 --mix top_p,standard_logprobs --budget-ms 40
     echo "== heavy new"
     timeout 90 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix heavy --budget-ms 40
@@ -500,21 +502,11 @@ if rows:
         --impl sonicsampler --budget-ms 40 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   logp80)   # run 80: what run 79 cut off: the logprobs mix at 32 and 128 rows against the standard one, new /
             # before (.ab/old/src, 63a710c)
-    echo "== new"
-    timeout 140 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
-        --mix standard_logprobs,top_p --budget-ms 40
-    echo "== before"
-    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 140 python3 benchmarks/sampler_mix.py --rows 32,128 \
-        --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix standard_logprobs,top_p --budget-ms 40 ;;
+    mix_ab "" 140 --rows 32,128 --mix standard_logprobs,top_p --budget-ms 40 ;;
   logp81)   # run 81: the fallback test's reductions only where the head did not settle the row: the logprobs
             # and standard mixes at 1 row, new / before (.ab/old/src, 63a710c) alternating twice
     for i in 1 2; do
-        echo "== new ($i)"
-        timeout 120 python3 benchmarks/sampler_mix.py --rows 1 --vocab 151936 --out "$OUT/sample_mix.csv" \
-            --mix standard_logprobs,top_p --budget-ms 40
-        echo "== before ($i)"
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 120 python3 benchmarks/sampler_mix.py --rows 1 \
-            --vocab 151936 --out "$OUT/sample_mix_before.csv" --mix standard_logprobs,top_p --budget-ms 40
+        mix_ab " ($i)" 120 --rows 1 --mix standard_logprobs,top_p --budget-ms 40
     done ;;
   checks82)  # run 82: after warmup prepares the penalised batches' variants: graph replay and no recompile,
              # also once a request with penalties is admitted; verification's graph replay and against the

@@ -191,16 +191,9 @@ def _lse_of(total, mm_safe):
 
 
 @triton.jit
-def _lse_of_pairs(m, s, mm):
-    """log(sum of exp) over the row's tiles from their (max, sum-exp) pairs and the largest max mm; -inf
-    if nothing is finite, NaN if some tile's sum is NaN."""
-    terms, mm_safe = _terms(m, s, mm)
-    return _lse_of(tl.sum(terms), mm_safe)
-
-
-@triton.jit
 def _lse_of_pairs2(m, s, mm, m2, s2, mm2):
-    """_lse_of_pairs of two statistics, in one block reduction."""
+    """log(sum of exp) over the row's tiles of two statistics, from their (max, sum-exp) pairs and
+    largest maxima, in one block reduction; -inf if nothing is finite, NaN if some tile's sum is NaN."""
     terms, mm_safe = _terms(m, s, mm)
     terms2, mm2_safe = _terms(m2, s2, mm2)
     total, total2 = tl.reduce((terms, terms2), 0, _sum2)
@@ -497,8 +490,7 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
     long-set rows) pay a dependent load after the draw."""
     lane = tl.arange(0, idx.shape[0])
     j = tl.min(tl.where(real & (idx == tok), lane, idx.shape[0]))
-    raw_tok = _at(raw_c, lane, j)
-    x_tok = _at(x, lane, j)
+    _tok, raw_tok, x_tok = _at3(lane, j, idx, raw_c, x)
     if j == idx.shape[0]:
         raw_tok, x_tok = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
                                       prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,

@@ -105,28 +105,23 @@ def select_top(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.const
 @triton.jit
 def in_rank_order(keys, rank, scratch, C: tl.constexpr):
     """Keys given with their ranks (a permutation of 0..C-1), sorted descending, through `scratch`
-    (C keys)."""
+    (C keys), with the first and the last of them as scalars read back beside the block: taking one
+    element of a block is a block reduction (a shuffle tree and a barrier on stage 2's critical path)."""
     tl.store(scratch + rank, keys)
     tl.debug_barrier()
     top = tl.load(scratch + tl.arange(0, C))
+    first = tl.load(scratch)
+    last = tl.load(scratch + (C - 1))
     tl.debug_barrier()   # the caller may reuse scratch (the refill path does)
-    return top
+    return top, first, last
 
 
 @triton.jit
 def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
                       C_LOG2: tl.constexpr, KEY64: tl.constexpr):
     """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 keys each (module
-    docstring), with the first and the last of them as scalars: read back from `scratch` beside the
-    block, where taking one element of a block is a block reduction (a shuffle tree and a barrier on
-    stage 2's critical path). `scratch` holds 2 * 2**C_LOG2 keys of this row."""
+    docstring), with the first and the last of them as scalars (in_rank_order). `scratch` holds
+    2 * 2**C_LOG2 keys of this row."""
     C: tl.constexpr = 2 ** C_LOG2
     chosen, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, KEY64)
-    sorted_ = scratch + C
-    tl.store(sorted_ + rank, chosen)
-    tl.debug_barrier()
-    top = tl.load(sorted_ + tl.arange(0, C))
-    first = tl.load(sorted_)
-    last = tl.load(sorted_ + (C - 1))
-    tl.debug_barrier()   # the caller may reuse scratch (the refill path does)
-    return top, first, last
+    return in_rank_order(chosen, rank, scratch + C, C)

@@ -358,7 +358,7 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
         kth = tl.max(tl.where(rank == k - 1, top, 0))
         if any_saturated(lasts, kth):
             # Rare (module docstring): the refill merges into the candidates in rank order.
-            top = in_rank_order(top, rank, scratch, C)
+            top, _first, _last = in_rank_order(top, rank, scratch, C)
             rank = lane
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound

@@ -28,6 +28,10 @@ _SUPPORTED = tuple(_NEG_INF_KEY)
 # Sub-tile of the exact passes over a whole row (kernels/long_rows.py). 4096 spilled ~1 KB per thread in
 # the sm_90 compile (the search's (sub-tile, 16) sums) and ran a bf16 long batch 2x slower (run 60).
 LONG_BLOCK = 1024
+# Chunks each exact pass is cut into, that stage 2's programs share (kernels/shared_sets.py).
+LONG_CHUNKS = 32
+# Rows a helping program looks at per load of the board.
+_BOARD_ROWS_LOG2 = 7
 
 
 class Sampler:
@@ -44,13 +48,15 @@ class Sampler:
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
     per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
+    long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
+    programs share (kernels/shared_sets.py); they set the summation order, so results depend on it.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
-                 long_block: int | None = None):
+                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
@@ -58,12 +64,13 @@ class Sampler:
         self.exact_untruncated = not allow_bounded_approximation
         if emit is not None and (emit < 2 or emit & (emit - 1)):
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
-        for name, b in (("block", block), ("long_block", long_block)):
-            if b is not None and (b < 2 or b & (b - 1)):
+        for name, b, least in (("block", block, 2), ("long_block", long_block, 2), ("long_chunks", long_chunks, 1)):
+            if b is not None and (b < least or b & (b - 1)):
                 raise ValueError(f"{name} must be a power of two, got {b}")
         # A small `block` (the CPU tests') makes the passes walk several sub-tiles; a large one must not
         # push them past LONG_BLOCK, where they spill.
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
+        self.long_chunks = long_chunks
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
@@ -72,7 +79,7 @@ class Sampler:
         self._plans: dict[tuple, dict] = {}
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
-        self._summary_key, self._summary = None, (0, False, False)
+        self._summary_key, self._summary = None, (0, False, False, False)
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -96,7 +103,7 @@ class Sampler:
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
         The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
         of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
-        n_top, raw, _penalised = self._batch_summary(None, grammar)
+        n_top, raw, _penalised, shared = self._batch_summary(None, grammar)
         variants = {}
         for n in range(1, max_rows + 1):
             # Both kinds of batch, whatever the requests admitted so far: penalised ones may take their own
@@ -104,7 +111,7 @@ class Sampler:
             # later. Where the table gives no such cap the two plans are one variant. A grammar mask
             # makes every batch penalised.
             for penalised in ((True,) if grammar else (False, True)):
-                plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised)
+                plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised, shared=shared)
                 variants.setdefault(_variant(plan), plan)
         if not INTERPRETED:   # the interpreter compiles nothing
             t, dev = self.table, self.table.device
@@ -166,15 +173,15 @@ class Sampler:
         self.check_grammar_bitmask(grammar_bitmask, n)
 
         has_mask = grammar_bitmask is not None
-        n_top, raw_rows_processed, penalised = self._batch_summary(slots_host, has_mask)
+        n_top, raw_rows_processed, penalised, shared = self._batch_summary(slots_host, has_mask)
         plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs,
-                          penalised=penalised)
+                          penalised=penalised, shared=shared)
         return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask)
 
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
         t, v = self.table, self.vocab_size
-        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised = plan["key"]
+        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared = plan["key"]
         dev = t.device
         # Three allocations for the seven outputs; the kernels write every element. Each output starts
         # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer
@@ -213,7 +220,8 @@ class Sampler:
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
                       sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
-                      dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete),
+                      dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete, sc["board"], sc["ipar"], sc["fpar"],
+                      sc["part"], sc["tb"], n if shared else 0),
                      plan["const2"], _DYNAMIC2)
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
@@ -257,9 +265,10 @@ class Sampler:
         return (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
                 t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
 
-    def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool, bool]:
+    def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool, bool, bool]:
         """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass, whether the
-        batch is penalised: a grammar mask or a row with penalties or bias), from the host mirror: the
+        batch is penalised: a grammar mask or a row with penalties or bias, whether a row's set may
+        exceed the bound: then stage 2's programs share the exact passes), from the host mirror: the
         rows' slots when known, else every admitted request (cached per table version)."""
         t = self.table
         if slots_host is None:
@@ -270,14 +279,23 @@ class Sampler:
             return self._summary
         return self._summarize(slots_host, has_mask)
 
-    def _summarize(self, rows, has_mask: bool) -> tuple[int, bool, bool]:
+    def _summarize(self, rows, has_mask: bool) -> tuple[int, bool, bool, bool]:
         t = self.table
         n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
         raw_rows_processed = any(
             (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
             and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
         penalised = has_mask or any(t.host_flags[s] & bits.REORDERING for s in rows)
-        return n_top, raw_rows_processed, penalised
+        shared = self.exact_untruncated and any(t.host[s] is not None and self._may_exceed(t.host[s]) for s in rows)
+        return n_top, raw_rows_processed, penalised, shared
+
+    def _may_exceed(self, p: SamplingParams) -> bool:
+        """Whether a request's truncated set can hold more than the bound: min-p or top-p without a top-k
+        within the bound, or a top-k above it."""
+        k_active = p.top_k_active(self.vocab_size)
+        if k_active and p.top_k <= self.bound:
+            return False
+        return k_active or p.top_p < 1.0 or p.min_p > 0.0
 
     def launch_config(self, rows: int, penalised: bool = False) -> SampleConfig:
         """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),
@@ -289,10 +307,11 @@ class Sampler:
                             *(self.regs or (cfg.stage1_regs(penalised), cfg.regs2)))
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
-              penalised: bool = False) -> dict:
+              penalised: bool = False, shared: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
-        combination so that a step's host work is the launches themselves."""
-        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised)
+        combination so that a step's host work is the launches themselves. shared: stage 2's programs
+        help with each other's long rows (a runtime argument: the same compiled kernels)."""
+        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
@@ -311,7 +330,14 @@ class Sampler:
                    "stats": sc.get("stats", n * z * 5, torch.float32, dev),
                    "raw_lse": sc.get("raw_lse", n, torch.float32, dev),
                    "best": sc.get("best", n * z, torch.float32, dev),
-                   "best_idx": sc.get("best_idx", n * z, torch.int64, dev)}
+                   "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
+                   # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
+                   # partial results, and the weight tied at each cut's key before each chunk.
+                   "board": sc.get("board", n * 64, torch.int32, dev, zeroed=True),
+                   "ipar": sc.get("ipar", n * 8, torch.int64, dev),
+                   "fpar": sc.get("fpar", n * 8, torch.float32, dev),
+                   "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
+                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -329,6 +355,7 @@ class Sampler:
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
                      EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
+                      CHUNKS_LOG2=_log2(self.long_chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"])
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,

@@ -121,7 +121,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     sampler.check_grammar_bitmask(grammar_bitmask, n)
 
     has_mask = grammar_bitmask is not None
-    n_top, raw_rows_processed, penalised = sampler._batch_summary(slots_host, has_mask)
+    n_top, raw_rows_processed, penalised, _shared = sampler._batch_summary(slots_host, has_mask)
     tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev)
     if bsz == 0:
         return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),

@@ -109,80 +109,142 @@ def _cut(among, key, weight, lo, f_hi, target, tied_before):
 
 @triton.jit
 def _lane_argmax(best, best_idx, score, offs):
-    """Fold a sub-tile's scores into per-lane running maxima. A lane meets its tokens in increasing
-    index order, so a strict comparison keeps the lower index on ties (the reference's rule)."""
+    """Fold a sub-tile's scores into per-lane running maxima (token ids held as fp32 values, exact
+    below 2**24). A lane meets its tokens in increasing index order, so a strict comparison keeps the
+    lower index on ties (the reference's rule)."""
     better = score > best
-    return tl.where(better, score, best), tl.where(better, offs, best_idx)
+    return tl.where(better, score, best), tl.where(better, offs.to(tl.float32), best_idx)
 
 
 @triton.jit
 def _argmax_of_lanes(best, best_idx, V):
-    """The row's Gumbel-max from the per-lane maxima: the lowest index reaching the largest score
-    (V when no lane holds a finite score)."""
+    """(best score, the lowest index reaching it, as fp32) of per-lane maxima; index V when no lane
+    holds a finite score."""
     top = tl.max(best)
-    return tl.min(tl.where(best == top, best_idx, V)).to(tl.int64)
+    return top, tl.min(tl.where(best == top, best_idx, tl.zeros((), tl.float32) + V))
 
 
 @triton.jit
-def _above(acc, dj, weight, J: tl.constexpr):
-    """Lane-wise running weight of the tokens at or above the search's J-th key (digit dj >= J)."""
-    return acc + tl.where(dj >= J, weight, 0.0)
+def _at_digit(acc, dj, weight, J: tl.constexpr):
+    """Lane-wise running weight of the tokens whose search digit is J (key in the J-th of the 16
+    intervals the pass splits its range into)."""
+    return acc + tl.where(dj == J, weight, 0.0)
 
 
 @triton.jit
-def _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags,
-                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        thr, m, lo_k, f_hi_k, target_k, lo, shift, by_count, SUB_LOG2: tl.constexpr,
-                        KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-                        MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
-    """One search pass: for the 16 keys lo + j * 2**shift, the weight at keys >= each of the top-k
-    cut's tokens: their number (by_count: searching that cut, which is then trivial) or their mass
-    (relative to exp(m)).
+def _pick(j, J: tl.constexpr, v):
+    return tl.where(j == J, v, 0.0)
 
-    Sixteen lane-wise sums, reduced once after the loop. Summing a (sub-tile, 16) comparison per
-    sub-tile instead (one block reduction each) cost ~2-3 us per 1024-token sub-tile on the H100 (run
-    61: 4 such passes ~1.8 ms of a 1.95 ms nucleus), against ~0.85 us for the final pass's whole work,
-    most likely because the broadcast to 16 columns spreads each token's processing over 16 threads."""
+
+@triton.jit
+def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
+               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+               thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
+               s_lo, shift, by_count, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
+               t0, t1, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
+               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
+    weight of the tokens tied at each cut's key in the sub-tiles before t0). Returns 16 partial
+    results, which chunks of a pass add (search) or combine in index order (final):
+    - a search pass (final False): the weight, by count or by mass relative to exp(m), of the top-k
+      cut's tokens whose key lies in each of the 16 intervals [s_lo + j * 2**shift, + 2**shift). Per
+      interval rather than at-or-above, so that the tokens tied at the cut's key (the last pass's
+      interval jj, of width 1) have their own sum per chunk.
+    - the final pass: [0] the Gumbel-max score over the set on `stream` and [1] its token (fp32),
+      [2] the set's mass relative to exp(m), [3] whether token d is in it (0 / 1); with `residual`
+      (verification's rejected draft d, q given as DRAFT says), [0, 1] are the residual max(0, p - q)'s
+      Gumbel-max (p = exp(x - log_final) on the set), [4, 5] p's own and [6] the residual mass.
+    `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
+    code) or a constexpr (verification's passes, which compile only the one they call)."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
+    # Running results, lane-wise, reduced once after the loop (module docstring). The final pass uses
+    # the first six: best score, its token, p's best score and token, the mass, whether d is met.
     a0 = tl.zeros((SUB,), tl.float32)
     a1, a2, a3, a4, a5, a6, a7 = a0, a0, a0, a0, a0, a0, a0
     a8, a9, a10, a11, a12, a13, a14, a15 = a0, a0, a0, a0, a0, a0, a0, a0
-    tied_k = tl.full((), 0.0, tl.float32)
+    if final:
+        a0 = tl.full((SUB,), float("-inf"), tl.float32)
+        a1 = tl.zeros((SUB,), tl.float32) + V
+        a2, a3 = a0, a1
+    resid_mass = tl.full((), 0.0, tl.float32)
+    tied_k = tl.zeros((), tl.float32) + tied_k
+    tied_p = tl.zeros((), tl.float32) + tied_p
     n_sub = tl.cdiv(V, SUB)
-    t = tl.zeros((), tl.int32)
+    t = tl.zeros((), tl.int32) + t0
     raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
-    while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        # The next sub-tile's load is issued before this one's work (past the row it loads nothing).
-        raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, t + 1, SUB_LOG2)
-        _x, _offs, key, in_set, w = _set_tile(
+    while t < t1:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        # The next sub-tile's load is issued before this one's work; past the chunk it loads nothing.
+        raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, tl.where(t + 1 < t1, t + 1, n_sub), SUB_LOG2)
+        x, offs, key, in_set, w = _set_tile(
             raw, t, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
+        member, tp = _cut(in_k, key, w, lo, f_hi, target, tied_p)
         tied_k += tk
-        weight = tl.where(in_k, tl.where(by_count, 1.0, w), 0.0)
-        # The highest j whose key a token reaches (-1 below lo), in the key's width, compared in 32 bits.
-        dj = tl.minimum(tl.maximum((key - lo.to(key.dtype)) >> shift.to(key.dtype), -1), 15).to(tl.int32)
-        a0, a1, a2, a3 = _above(a0, dj, weight, 0), _above(a1, dj, weight, 1), _above(a2, dj, weight, 2), \
-            _above(a3, dj, weight, 3)
-        a4, a5, a6, a7 = _above(a4, dj, weight, 4), _above(a5, dj, weight, 5), _above(a6, dj, weight, 6), \
-            _above(a7, dj, weight, 7)
-        a8, a9, a10, a11 = _above(a8, dj, weight, 8), _above(a9, dj, weight, 9), _above(a10, dj, weight, 10), \
-            _above(a11, dj, weight, 11)
-        a12, a13, a14, a15 = _above(a12, dj, weight, 12), _above(a13, dj, weight, 13), \
-            _above(a14, dj, weight, 14), _above(a15, dj, weight, 15)
+        tied_p += tp
+        if final:
+            start = t.to(tl.int64) * SUB
+            noise = gumbel_noise_tile(seed, pos, stream, start, SUB)
+            s_a = tl.where(member, x + noise, float("-inf"))
+            if residual:
+                q = draft_q(offs, member, d, q_ptr, q_ids_ptr, K, start, start + SUB, DRAFT)
+                s_a, s_b, r_t = residual_scores(x, log_final, member, q, noise)
+                resid_mass += r_t
+                # p's own Gumbel-max, the fallback where the residual is empty: kept only for residual draws.
+                a2, a3 = _lane_argmax(a2, a3, s_b, offs)
+            a0, a1 = _lane_argmax(a0, a1, s_a, offs)
+            a4 += tl.where(member, w, 0.0)
+            a5 = tl.maximum(a5, (member & (offs == d)).to(tl.float32))
+        else:
+            weight = tl.where(member, tl.where(by_count, 1.0, w), 0.0)
+            # The interval of the token's key: -1 below s_lo, 16 above the range (the weight there is known
+            # from the pass before), so that the last pass's interval of the cut's key holds its ties only.
+            # In the key's width, clamped, then compared in 32 bits.
+            dj = tl.minimum(tl.maximum((key - s_lo.to(key.dtype)) >> shift.to(key.dtype), -1), 16).to(tl.int32)
+            a0, a1, a2, a3 = _at_digit(a0, dj, weight, 0), _at_digit(a1, dj, weight, 1), \
+                _at_digit(a2, dj, weight, 2), _at_digit(a3, dj, weight, 3)
+            a4, a5, a6, a7 = _at_digit(a4, dj, weight, 4), _at_digit(a5, dj, weight, 5), \
+                _at_digit(a6, dj, weight, 6), _at_digit(a7, dj, weight, 7)
+            a8, a9, a10, a11 = _at_digit(a8, dj, weight, 8), _at_digit(a9, dj, weight, 9), \
+                _at_digit(a10, dj, weight, 10), _at_digit(a11, dj, weight, 11)
+            a12, a13, a14, a15 = _at_digit(a12, dj, weight, 12), _at_digit(a13, dj, weight, 13), \
+                _at_digit(a14, dj, weight, 14), _at_digit(a15, dj, weight, 15)
         raw = raw_next
         t += 1
     j = tl.arange(0, 16)
-    f = tl.where(j == 0, tl.sum(a0), 0.0) + tl.where(j == 1, tl.sum(a1), 0.0) + tl.where(j == 2, tl.sum(a2), 0.0) \
-        + tl.where(j == 3, tl.sum(a3), 0.0) + tl.where(j == 4, tl.sum(a4), 0.0) + tl.where(j == 5, tl.sum(a5), 0.0) \
-        + tl.where(j == 6, tl.sum(a6), 0.0) + tl.where(j == 7, tl.sum(a7), 0.0) + tl.where(j == 8, tl.sum(a8), 0.0) \
-        + tl.where(j == 9, tl.sum(a9), 0.0) + tl.where(j == 10, tl.sum(a10), 0.0) \
-        + tl.where(j == 11, tl.sum(a11), 0.0) + tl.where(j == 12, tl.sum(a12), 0.0) \
-        + tl.where(j == 13, tl.sum(a13), 0.0) + tl.where(j == 14, tl.sum(a14), 0.0) \
-        + tl.where(j == 15, tl.sum(a15), 0.0)
-    return f
+    if final:
+        best_a, idx_a = _argmax_of_lanes(a0, a1, V)
+        best_b, idx_b = _argmax_of_lanes(a2, a3, V)
+        out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, tl.sum(a4)) + _pick(j, 3, tl.max(a5)) \
+            + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
+    else:
+        out = _pick(j, 0, tl.sum(a0)) + _pick(j, 1, tl.sum(a1)) + _pick(j, 2, tl.sum(a2)) + _pick(j, 3, tl.sum(a3)) \
+            + _pick(j, 4, tl.sum(a4)) + _pick(j, 5, tl.sum(a5)) + _pick(j, 6, tl.sum(a6)) + _pick(j, 7, tl.sum(a7)) \
+            + _pick(j, 8, tl.sum(a8)) + _pick(j, 9, tl.sum(a9)) + _pick(j, 10, tl.sum(a10)) \
+            + _pick(j, 11, tl.sum(a11)) + _pick(j, 12, tl.sum(a12)) + _pick(j, 13, tl.sum(a13)) \
+            + _pick(j, 14, tl.sum(a14)) + _pick(j, 15, tl.sum(a15))
+    return out
+
+
+@triton.jit
+def search_step(e, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, KEY_BITS: tl.constexpr):
+    """One step of a cut's 16-way search, from a pass's per-interval weights e (chunk_pass) and the
+    weight s_f_hi above its range (0 for the first pass, whose range holds every key). The first pass
+    sets the target (k tokens, or top_p times the whole mass of the top-k cut's tokens). Narrows
+    (s_lo, shift) to the largest interval start whose weight at or above it still reaches the target;
+    s_f_hi becomes the weight above that interval. Returns those and the interval's digit jj."""
+    j = tl.arange(0, 16)
+    f = tl.cumsum(e, 0, reverse=True) + s_f_hi       # weight at or above each interval's start
+    if first:
+        s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
+    step = tl.full((), 1, tl.int64) << shift
+    reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
+    jj = tl.max(tl.where(reach, j, 0))               # j = 0 always reaches
+    s_f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), s_f_hi)
+    return s_lo + jj.to(tl.int64) * step, shift - 4, s_target, s_f_hi, jj
 
 
 @triton.jit
@@ -192,12 +254,11 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                    thr, m, top_p, k, search_k, search_p, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr,
                    IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """The set's two cuts (module docstring): (lo_k, f_hi_k, target_k) of top-k when search_k, then
-    (lo, f_hi, target) of top-p among its tokens when search_p; a cut not searched is trivial. f_hi
-    and target of the top-p cut are masses relative to exp(m). One search loop serves both cuts (one
-    copy of the pass in the compiled kernel)."""
+    """The set's two cuts (module docstring), each pass over the whole row in this program:
+    (lo_k, f_hi_k, target_k) of top-k when search_k, then (lo, f_hi, target) of top-p among its
+    tokens when search_p; a cut not searched is trivial. f_hi and target of the top-p cut are masses
+    relative to exp(m). One search loop serves both cuts (one copy of the pass in the compiled kernel)."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
-    j = tl.arange(0, 16)
     lo_k = tl.full((), -1, tl.int64)
     f_hi_k = tl.full((), 0.0, tl.float32)
     target_k = tl.full((), float("inf"), tl.float32)
@@ -206,6 +267,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
     target = target_k
     phase = tl.where(search_k, 0, 1)        # 0: the top-k cut (by count), 1: the top-p cut (by mass)
     end = tl.where(search_p, 2, 1)
+    n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     while phase < end:
         by_count = phase == 0
         s_lo = tl.full((), 0, tl.int64)
@@ -214,21 +276,13 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
         s_target = tl.full((), 0.0, tl.float32)
         p = 0
         while p < KEY_BITS // 4:                # 2**KEY_BITS keys, 16 times fewer after each pass
-            f = _weight_at_or_above(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
-                                    prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
-                                    bias_vals_ptr, bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k,
-                                    s_lo, shift, by_count, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                                    pend_ptr, n_pend, PENDING)
-            if p == 0:
-                # k tokens, or p times F(0): the whole mass of the top-k cut's tokens.
-                s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
-            # The largest j whose key still has weight >= target at or above it (j = 0 always does).
-            step = tl.full((), 1, tl.int64) << shift
-            reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
-            jj = tl.max(tl.where(reach, j, 0))
-            s_f_hi = tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), s_f_hi)
-            s_lo = s_lo + jj.to(tl.int64) * step
-            shift -= 4
+            e = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
+                           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                           bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
+                           False, s_lo, shift, by_count, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
+                           SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr, n_pend, PENDING)
+            s_lo, shift, s_target, s_f_hi, _jj = search_step(e, s_lo, shift, s_target, s_f_hi, p == 0, by_count,
+                                                             k, top_p, KEY_BITS)
             p += 1
         if by_count:
             lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
@@ -246,54 +300,23 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
                   residual, log_final, q_ptr, q_ids_ptr, K, SUB_LOG2: tl.constexpr,
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   DRAFT: tl.constexpr = 0, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """One pass over the set (thr and its two cuts) of the row. Returns (token, the set's
-    log-normalizer m + log(its mass relative to exp(m)), whether token d is in the set).
+    """One pass over the set (thr and its two cuts) of the row, in this program. Returns (token, the
+    set's log-normalizer m + log(its mass relative to exp(m)), whether token d is in the set).
 
     The token is the Gumbel-max over the set on `stream`; with `residual` (verification's rejected
     draft d, q given as DRAFT says), the Gumbel-max of the residual max(0, p - q) with p = exp(x -
     log_final) on the set, or of p itself where the residual is empty."""
-    SUB: tl.constexpr = 2 ** SUB_LOG2
-    # Per-lane running results (module docstring), reduced after the loop.
-    best_a = tl.full((SUB,), float("-inf"), tl.float32)
-    idx_a = tl.zeros((SUB,), tl.int32) + V
-    best_b = best_a
-    idx_b = idx_a
-    total = tl.zeros((SUB,), tl.float32)
-    d_in = tl.zeros((SUB,), tl.int32)
-    tied_k = tl.full((), 0.0, tl.float32)
-    tied_p = tl.full((), 0.0, tl.float32)
-    resid_mass = tl.full((), 0.0, tl.float32)
-    n_sub = tl.cdiv(V, SUB)
-    t = tl.zeros((), tl.int32)
-    raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
-    while t < n_sub:  # a while loop: the interpreter cannot iterate range() over a runtime bound
-        raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, t + 1, SUB_LOG2)
-        x, offs, key, in_set, w = _set_tile(
-            raw, t, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
-            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-        in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
-        member, tp = _cut(in_k, key, w, lo, f_hi, target, tied_p)
-        tied_k += tk
-        tied_p += tp
-        start = t.to(tl.int64) * SUB
-        noise = gumbel_noise_tile(seed, pos, stream, start, SUB)
-        s_a = tl.where(member, x + noise, float("-inf"))
-        if residual:
-            q = draft_q(offs, member, d, q_ptr, q_ids_ptr, K, start, start + SUB, DRAFT)
-            s_a, s_b, r_t = residual_scores(x, log_final, member, q, noise)
-            resid_mass += r_t
-            # p's own Gumbel-max, the fallback where the residual is empty: kept only for residual draws.
-            best_b, idx_b = _lane_argmax(best_b, idx_b, s_b, offs)
-        best_a, idx_a = _lane_argmax(best_a, idx_a, s_a, offs)
-        total += tl.where(member, w, 0.0)
-        d_in = d_in | (member & (offs == d)).to(tl.int32)
-        raw = raw_next
-        t += 1
-    token = _argmax_of_lanes(best_a, idx_a, V)
+    r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                   counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                   thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0, True, 0, 0, False, seed, pos, stream,
+                   d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), SUB_LOG2, KEY64,
+                   IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend_ptr, n_pend, PENDING)
+    j = tl.arange(0, 16)
+    token = tl.sum(tl.where(j == 1, r, 0.0))
     if residual:
-        token = tl.where(resid_mass > 0, token, _argmax_of_lanes(best_b, idx_b, V))
-    return token, m + tl.log(tl.sum(total)), tl.max(d_in) > 0
+        token = tl.where(tl.sum(tl.where(j == 6, r, 0.0)) > 0, token, tl.sum(tl.where(j == 5, r, 0.0)))
+    return (token.to(tl.int64), m + tl.log(tl.sum(tl.where(j == 2, r, 0.0))),
+            tl.sum(tl.where(j == 3, r, 0.0)) > 0)
 
 
 @triton.jit

@@ -37,7 +37,8 @@ from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
-from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
+from .long_rows import long_set_kinds, set_head
+from .shared_sets import announce, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -566,7 +567,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
     return lp_out
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["n_share"])
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -574,8 +575,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
+                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_share,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                  LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                  LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
@@ -590,6 +592,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     pos = tl.load(positions_ptr + row)
     n_top = tl.load(n_logprobs_ptr + slot)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
+    if EXACT_UNTRUNCATED:
+        announce(board_ptr, row, n_share)   # other programs may wait for this row's decision
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse) = row_distribution(
@@ -614,26 +618,25 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # it comes from beyond the candidates (untruncated and long-set draws).
     token = first
     tok_lane = tl.zeros((), tl.int32)
-    if long_set:
-        lo_k, f_hi_k, target_k, lo, f_hi, target = long_set_bound(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p,
-            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        # The draw on the sampling stream (0); no draft (d = -1, no residual: the q pointers are unused).
-        drawn, log_final, _d_in = long_set_pass(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, 0, -1, False, 0.0, logits_ptr, slots_ptr, 0,
-            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        keep = set_head(keep, x, m0, target, search_p)
-        if (flags & GREEDY) == 0:
-            token = drawn
-            tok_lane = C
-    elif untruncated:
+    if EXACT_UNTRUNCATED:
+        if long_set | (n_share > 0):
+            # The passes of long rows, this one's and others' (kernels/shared_sets.py).
+            drawn, lf, target = shared_long_set(
+                row, n_share, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
+                tl.load(top_k_ptr + slot), logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+            if long_set:
+                log_final = lf
+                keep = set_head(keep, x, m0, target, search_p)
+                if (flags & GREEDY) == 0:
+                    token = drawn
+                    tok_lane = C
+    if untruncated & ~long_set:
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
         tok_lane = C
-    elif (flags & GREEDY) == 0:
+    elif ((flags & GREEDY) == 0) & ~long_set:
         _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)
     # The token's raw and processed values (for its log-probability) from its lane, in the reduction
     # that takes the token itself; a token from beyond the candidates is looked up (chosen_values).

@@ -1,0 +1,237 @@
+"""The sampler's exact passes over long rows (kernels/long_rows.py), shared among stage 2's programs.
+
+A row whose set exceeds the bound needs up to 17 passes over its whole row (4 search passes per cut
+for 16-bit keys, 8 for fp32's, then the final pass). In its own program they cost ~0.65 ms for a
+nucleus at V = 151936 on an H100, while the batch's other programs finish in ~12 us and leave their
+SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the batch may run:
+
+- The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
+  index in the row's state word, with release semantics), and takes chunks itself from the pass's
+  counter until none is left. Each chunk writes its 16 partial results (long_rows.chunk_pass) to its
+  own slot and counts itself done.
+- Once every chunk is done the owner reduces the slots in chunk order (a search step, or the draw)
+  and posts the next pass. The result does not depend on which program ran which chunk: the same
+  tokens and log-probabilities whatever the batch. Under the interpreter the programs run one after
+  another and the owner runs every chunk itself.
+- Tokens tied at a cut's key are kept in index order while the weight before them is below the
+  cut's target; the weight before a chunk's first tied token is the sum of the earlier chunks' tied
+  weights, from the cut's last search pass (its interval of width 1), kept per chunk for the passes
+  after it.
+- Programs whose own row is done look for posted passes with chunks left (every row's state in one
+  load) and help, until no row is posted or undecided. A program never waits for one that might not
+  be running: the owner waits only for chunks already taken, and helpers wait only for rows whose
+  program has started (state STARTED, written first thing). A row whose program has not started is
+  not waited for; if it turns out long, its owner does the work alone.
+- The board's counters are zeroed by the owner before its first post, and every row ends a launch
+  DONE; so a launch never sees another launch's posts, and nothing is reset between launches (CUDA
+  graphs replay as they are).
+
+n_share is the number of rows that may help (0: no helping, each owner alone, e.g. for batches whose
+requests cannot have long sets; the results are the same).
+"""
+import triton
+import triton.language as tl
+
+from .long_rows import chunk_pass, search_step
+
+BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
+DONE_AT = tl.constexpr(32)
+PARAMS_W = tl.constexpr(8)   # per row: int64 (lo_k, lo, s_lo, shift, by_count, final), fp32 (thr, m, cuts' masses)
+IDLE = tl.constexpr(0)       # (not used by this launch yet; a fresh board is zero)
+STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
+DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
+POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
+
+
+@triton.jit
+def announce(board_ptr, row, n_share):
+    """First thing in a program that may be waited for: helpers wait for this row to decide."""
+    if n_share > 0:
+        tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="release")
+
+
+@triton.jit
+def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final,
+          thr, m, f_hi_k, target_k, f_hi, target):
+    """Post pass i of the row: its parameters, then (released after them) the state word."""
+    j = tl.arange(0, PARAMS_W)
+    iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
+    iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
+    fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
+    fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
+    tl.store(ipar_ptr + row * PARAMS_W + j, iv)
+    tl.store(fpar_ptr + row * PARAMS_W + j, fv)
+    tl.debug_barrier()           # every thread's stores before the release
+    tl.atomic_xchg(board_ptr + row * BOARD_W, POSTED + i, sem="release")
+
+
+@triton.jit
+def _get(v, J: tl.constexpr):
+    return tl.sum(tl.where(tl.arange(0, v.shape[0]) == J, v, 0))
+
+
+@triton.jit
+def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+               seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+               board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+               SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """Chunk wc of pass wi of row wr (taken from its counter): run it, store its partial results, and
+    count it done (released after the stores). Everything about the row comes from memory, whoever
+    runs it: the slot table, and the pass's parameters from the board (read past L1, which other
+    SMs' writes do not update)."""
+    NCH: tl.constexpr = 2 ** CHUNKS_LOG2
+    s = tl.load(slots_ptr + wr).to(tl.int64)
+    ok = (s >= 0) & (s < max_slots)
+    slot = tl.where(ok, s, 0)
+    flags = tl.where(ok, tl.load(flags_ptr + slot), 0)
+    seed = tl.load(seed_ptr + slot)
+    pos = tl.load(positions_ptr + wr)
+    j = tl.arange(0, PARAMS_W)
+    iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
+    fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
+    lo_k, lo, s_lo, shift = _get(iv, 0), _get(iv, 1), _get(iv, 2), _get(iv, 3)
+    thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
+        _get(fv, 5)
+    # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
+    tied_k = tl.load(tb_ptr + (wr * 2) * NCH + wc, volatile=True)
+    tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + wc, volatile=True)
+    tied_k = tl.where(lo_k >= 0, tied_k, 0.0)
+    tied_p = tl.where(lo >= 0, tied_p, 0.0)
+    out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                     counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                     thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, _get(iv, 5) != 0,
+                     s_lo, shift, _get(iv, 4) != 0, seed, pos, 0, -1, False, 0.0, None, None, 0,
+                     (wc * n_sub // nch).to(tl.int32), ((wc + 1) * n_sub // nch).to(tl.int32),
+                     SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+    tl.store(part_ptr + (wr * NCH + wc) * 16 + tl.arange(0, 16), out)
+    tl.debug_barrier()
+    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, 1, sem="release")
+
+
+@triton.jit
+def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k,
+                    logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr, seed_ptr,
+                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+                    SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
+                    KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """The row's long set if long_set (its passes, shared: module docstring), and help with the other
+    rows' until none is posted or undecided (n_share > 0). Returns the set's draw on the sampling
+    stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
+    only for a long row."""
+    KEY_BITS: tl.constexpr = 32 if KEY64 else 16
+    NCH: tl.constexpr = 2 ** CHUNKS_LOG2
+    ROWS: tl.constexpr = 2 ** ROWS_LOG2
+    NEG_INF: tl.constexpr = float("-inf")
+    n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
+    nch = tl.minimum(n_sub, NCH)
+    own = board_ptr + row * BOARD_W
+    cc = tl.arange(0, NCH)
+    j16 = tl.arange(0, 16)
+    rr = tl.arange(0, ROWS)
+    # The owner's search: phase 0 the top-k cut (by count), 1 the top-p cut (by mass), 2 the final pass,
+    # 3 nothing (left) to do for the own row. p: pass within the phase; i: pass index in the launch.
+    phase = tl.where(long_set, tl.where(search_k, 0, tl.where(search_p, 1, 2)), 3)
+    p = tl.zeros((), tl.int32)
+    i = tl.zeros((), tl.int32)
+    s_lo = tl.full((), 0, tl.int64)
+    shift = tl.full((), KEY_BITS - 4, tl.int64)
+    s_f_hi = tl.full((), 0.0, tl.float32)
+    s_target = tl.full((), 0.0, tl.float32)
+    lo_k = tl.full((), -1, tl.int64)
+    f_hi_k = tl.full((), 0.0, tl.float32)
+    target_k = tl.full((), float("inf"), tl.float32)
+    lo, f_hi, target = lo_k, f_hi_k, target_k
+    drawn = tl.full((), 0, tl.int64)
+    log_final = tl.full((), float("nan"), tl.float32)
+    if phase < 3:
+        # This launch's counters start at zero; no helper touches them before the first post.
+        z = tl.arange(0, BOARD_W)
+        tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
+        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
+              thr, m, f_hi_k, target_k, f_hi, target)
+    elif n_share > 0:
+        tl.atomic_xchg(own, DONE, sem="release")
+    go = phase < 4
+    while go:
+        wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
+        wi = tl.zeros((), tl.int32)
+        wc = tl.zeros((), tl.int32)
+        acted = phase > 3                   # false
+        if phase < 3:
+            c = tl.atomic_add(own + 1 + i, 1, sem="relaxed")
+            if c < nch:
+                wr, wi, wc = row, i, c
+            elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
+                # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
+                acted = phase < 3
+                blk = tl.load(part_ptr + (row * NCH + cc[:, None]) * 16 + j16[None, :], mask=cc[:, None] < nch,
+                              other=0.0, volatile=True)
+                if phase == 2:
+                    best = tl.where(cc < nch, tl.sum(tl.where(j16[None, :] == 0, blk, 0.0), axis=1), NEG_INF)
+                    idx = tl.sum(tl.where(j16[None, :] == 1, blk, 0.0), axis=1)
+                    top = tl.max(best)
+                    drawn = tl.min(tl.where(best == top, idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
+                    log_final = m + tl.log(tl.sum(tl.sum(tl.where(j16[None, :] == 2, blk, 0.0), axis=1)))
+                    phase = 3
+                    tl.atomic_xchg(own, DONE, sem="release")
+                else:
+                    by_count = phase == 0
+                    s_lo, shift, s_target, s_f_hi, jj = search_step(tl.sum(blk, axis=0), s_lo, shift, s_target,
+                                                                    s_f_hi, p == 0, by_count, k, top_p, KEY_BITS)
+                    p += 1
+                    if p == KEY_BITS // 4:
+                        # The cut is set: the weight tied at its key before each chunk, for later passes.
+                        tied = tl.sum(tl.where(j16[None, :] == jj, blk, 0.0), axis=1)
+                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
+                        if by_count:
+                            lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
+                            phase = tl.where(search_p, 1, 2)
+                        else:
+                            lo, f_hi, target = s_lo, s_f_hi, s_target
+                            phase = 2
+                        p = 0
+                        s_lo = tl.full((), 0, tl.int64)
+                        shift = tl.full((), KEY_BITS - 4, tl.int64)
+                        s_f_hi = tl.full((), 0.0, tl.float32)
+                        s_target = tl.full((), 0.0, tl.float32)
+                    i += 1
+                    _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
+                          thr, m, f_hi_k, target_k, f_hi, target)
+        if (wr < 0) & ~acted:
+            if n_share > 0:
+                # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
+                first = tl.full((), 0, tl.int64) + n_share
+                pending = tl.zeros((), tl.int32)
+                b = tl.zeros((), tl.int64)
+                while b < n_share:
+                    r = b + rr
+                    inb = r < n_share
+                    st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
+                    posted = inb & (st >= POSTED) & (r != row)
+                    taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
+                    pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
+                    free = posted & (taken < nch)
+                    first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - row) % n_share, n_share)))
+                    b += ROWS
+                if first < n_share:
+                    r1 = (first + row) % n_share
+                    w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
+                    if w >= POSTED:
+                        c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), 1, sem="relaxed")
+                        if c < nch:
+                            wr, wi, wc = r1, w - POSTED, c
+                elif (pending == 0) & (phase == 3):
+                    go = phase > 3
+            elif phase == 3:
+                go = phase > 3
+        if wr >= 0:
+            _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr,
+                       flags_ptr, seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr,
+                       freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                       board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
+                       HAS_MASK, MAX_BIAS)
+    return drawn, log_final, target

@@ -189,6 +189,49 @@ def check_sample_long(v, dtype):
          eager_ms=_eager_ms(lambda: s.sample(logits.cuda(), list(range(n)), positions)))
 
 
+def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
+    """Batches where one row in 16 has a long set (flat rows, LONG_SETS in turn) among standard rows,
+    so that stage 2's programs share its passes (kernels/shared_sets.py): every row's token equal to
+    the reference's; each long row's token and processed log-probability bitwise equal to the same
+    row sampled alone (a 1-row batch: no helper), so who ran which chunk does not matter; graph replay
+    equal to eager; one eager call timed."""
+    params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode="processed",
+                             **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
+              else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
+    gen = torch.Generator().manual_seed(v + n)
+    logits = torch.randn(n, v, generator=gen)
+    logits[::16] *= 0.3                                   # flat: thousands of tokens in each long set
+    logits = logits.to(dtype)
+    positions = list(range(5, 5 + n))
+    s = Sampler(v, n, "cuda")
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    x = logits.cuda()
+    out = s.sample(x, list(range(n)), positions)
+    ref = reference.sample(logits, params, positions=positions)
+    alone = 0
+    for i in range(0, n, 16):
+        a = Sampler(v, 1, "cuda")
+        a.add_request(0, params[i])
+        o = a.sample(x[i:i + 1], [0], [positions[i]])
+        alone += int(torch.equal(o.tokens, out.tokens[i:i + 1]) and torch.equal(o.logprob, out.logprob[i:i + 1]))
+    slots_d, pos_d = torch.arange(n, device="cuda"), torch.tensor(positions, device="cuda")
+    eager = s.sample(x, slots_d, pos_d)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gout = s.sample(x, slots_d, pos_d)
+    g.replay()
+    torch.cuda.synchronize()
+    graph_ok = torch.equal(gout.tokens, eager.tokens) and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num())
+    long_rows = list(range(0, n, 16))
+    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_rows=len(long_rows),
+         exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
+         long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
+         long_equal_alone=alone, graph_equals_eager=bool(graph_ok),
+         set_sizes=[int((p > 0).sum()) for p in reference.probs(logits[long_rows], [params[i] for i in long_rows])],
+         eager_ms=_eager_ms(lambda: s.sample(x, slots_d, pos_d)))
+
+
 def check_verify_long(v=151936, bsz=4, gamma=3, dtype=torch.bfloat16):
     """Requests whose target sets lie far beyond the bound (flat rows: nuclei, top-k 500, min-p alone
     of thousands of tokens) take the exact passes over the row: the reference's tokens and top-n,
@@ -262,6 +305,10 @@ if __name__ == "__main__":
     if "verify_long" in parts:
         check_verify_long(151936, 4, 3)
         check_verify_long(32000, 8, 1)
+    if "long_shared" in parts:  # long rows among standard ones: their passes shared by the batch
+        for n in (16, 128):
+            check_long_shared(151936, n)
+        check_long_shared(151936, 32, torch.float32)
     if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32
         for dtype in (torch.bfloat16, torch.float32):
             check_sample_long(151936, dtype)

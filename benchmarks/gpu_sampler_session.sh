@@ -522,6 +522,17 @@ if rows:
                 # bounded approximation and the long-row batches
     timeout 560 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix processing,logprobs,greedy,bounded_approx,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
+  shared84) # run 84: long rows' passes shared by stage 2's programs (kernels/shared_sets.py): long rows among
+            # standard ones against the reference, alone and under graph replay; the long-row batches against
+            # the all-bounded one at 1 / 16 / 128 rows (V = 151936)
+    timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'"
+    timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 60 ;;
+  checks85) # run 85: every kind of long set against the reference (bf16, fp32; sampler and verification), the
+            # exact paths' statistics at 1e5 draws, then the all-bounded batch new / before (.ab/old/src)
+    timeout 250 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'"
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact" 2>&1 | tail -3
+    mix_ab "" 100 --rows 1,32,128 --mix top_p --budget-ms 40 ;;
   checks76) # run 76: what runs 73 and 75 cut off: verification's graph replay, then verification against the
             # reference at every size including γ = 7 and V = 262144
     timeout 150 python3 benchmarks/check_sampler_gpu.py verify_graph 2>&1 | grep -v "'what': 'env'"

@@ -75,8 +75,8 @@ MIXES = ["base", "temperature", "top_k", "top_p", "min_p", "processing", "logpro
          "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16", "long_min_p_1_in_16"]
 
 
-def make_sampler(mix: str, n: int, v: int, long_block: int | None = None):
-    extra = {} if long_block is None else {"long_block": long_block}   # (None: also for a Sampler without it)
+def make_sampler(mix: str, n: int, v: int, **extra):
+    """extra: Sampler options (only those given: also for a Sampler of code before them)."""
     s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"), **extra)
     grammar = False
     for i in range(n):
@@ -91,9 +91,12 @@ def make_sampler(mix: str, n: int, v: int, long_block: int | None = None):
     return s, slots, positions, mask
 
 
-def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, long_block: int | None = None,
-            regs1: int | None = None) -> None:
-    s, slots, positions, mask = make_sampler(mix, n, v, long_block)
+def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = ()) -> None:
+    """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
+    long_chunks) or regs1 (stage 1's register cap)."""
+    opt, value = variant or (None, None)
+    regs1 = value if opt == "regs1" else None
+    s, slots, positions, mask = make_sampler(mix, n, v, **({opt: value} if variant and opt != "regs1" else {}))
     if regs1 is not None:   # stage 1's register cap instead of the table's (stage 2 keeps the table's)
         s.regs = (regs1, s.launch_config(n).regs2)
     copies, note = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
@@ -108,8 +111,7 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, lon
         s.sample(inputs[r % copies], slots, positions, mask)
     host_us = (time.perf_counter() - t0) / reps * 1e6
     torch.cuda.synchronize()
-    impl = "sonicsampler" if long_block is None else f"sonicsampler.long_block{long_block}"
-    impl += "" if regs1 is None else f".regs1_{regs1}"
+    impl = "sonicsampler" + (f".{opt}{'_' if opt == 'regs1' else ''}{value}" if variant else "")
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; {note}"}
     harness.append_rows(out, [row])
@@ -156,6 +158,8 @@ def main(argv=None):
     ap.add_argument("--host-breakdown", action="store_true", help="only the host-time breakdown")
     ap.add_argument("--long-block", default="",
                     help="sub-tiles of the exact passes to compare, alternating (default: the Sampler's)")
+    ap.add_argument("--long-chunks", default="",
+                    help="chunks of the shared exact passes to compare, alternating (default: the Sampler's)")
     ap.add_argument("--regs1", default="",
                     help="stage-1 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
@@ -167,11 +171,12 @@ def main(argv=None):
     for v in [int(x) for x in a.vocab.split(",")]:
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:
-                variants = [(int(x), None) for x in a.long_block.split(",") if x]
-                variants += [(None, int(x)) for x in a.regs1.split(",") if x]
-                for lb, r1 in variants or [(None, None)]:
+                variants = [(opt, int(x)) for opt, arg in (("long_block", a.long_block),
+                                                           ("long_chunks", a.long_chunks), ("regs1", a.regs1))
+                            for x in arg.split(",") if x]
+                for variant in variants or [()]:
                     try:
-                        measure(mix, n, v, env, a.out, a.budget_ms, lb, r1)
+                        measure(mix, n, v, env, a.out, a.budget_ms, variant)
                     except Exception as e:  # a failing mix is data, not the end of the run
                         print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
                         harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",

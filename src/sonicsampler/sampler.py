@@ -15,6 +15,7 @@ from . import indicators as bits
 from . import verification
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
+from .kernels import shared_sets
 from .kernels.sample import sample_stage1, sample_stage2
 from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
@@ -333,9 +334,9 @@ class Sampler:
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
                    # partial results, and the weight tied at each cut's key before each chunk.
-                   "board": sc.get("board", n * 64, torch.int32, dev, zeroed=True),
-                   "ipar": sc.get("ipar", n * 8, torch.int64, dev),
-                   "fpar": sc.get("fpar", n * 8, torch.float32, dev),
+                   "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
+                   "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
+                   "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
                    "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
         is_bf16 = dtype == torch.bfloat16

@@ -35,6 +35,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as bits
+from . import INTERPRETED
 from .draft import draft_q, residual_scores
 from .keys import key16_from_bits, value_key32
 from .prologue import bits16_to_f32, ranking_bits16
@@ -43,6 +44,7 @@ from .tile import load_tile, process_tile
 
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
+TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
 
 
 @triton.jit
@@ -117,11 +119,26 @@ def _lane_argmax(best, best_idx, score, offs):
 
 
 @triton.jit
-def _argmax_of_lanes(best, best_idx, V):
-    """(best score, the lowest index reaching it, as fp32) of per-lane maxima; index V when no lane
-    holds a finite score."""
-    top = tl.max(best)
-    return top, tl.min(tl.where(best == top, best_idx, tl.zeros((), tl.float32) + V))
+def _higher_or_lower_idx(s1, i1, s2, i2):
+    """The better of two (score, token) pairs: the higher score, the lower token on ties (a lane that
+    never met a finite score holds (-inf, V), which loses to any token)."""
+    second = (s2 > s1) | ((s2 == s1) & (i2 < i1))
+    return tl.where(second, s2, s1), tl.where(second, i2, i1)
+
+
+@triton.jit
+def _final_combine(sa1, ia1, sb1, ib1, m1, d1, sa2, ia2, sb2, ib2, m2, d2):
+    """The final pass's lane results, combined: both argmaxes, the mass, whether d was met."""
+    sa, ia = _higher_or_lower_idx(sa1, ia1, sa2, ia2)
+    sb, ib = _higher_or_lower_idx(sb1, ib1, sb2, ib2)
+    return sa, ia, sb, ib, m1 + m2, tl.maximum(d1, d2)
+
+
+@triton.jit
+def _add16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,
+           b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15):
+    return a0 + b0, a1 + b1, a2 + b2, a3 + b3, a4 + b4, a5 + b5, a6 + b6, a7 + b7, \
+        a8 + b8, a9 + b9, a10 + b10, a11 + b11, a12 + b12, a13 + b13, a14 + b14, a15 + b15
 
 
 @triton.jit
@@ -214,18 +231,33 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                 _at_digit(a14, dj, weight, 14), _at_digit(a15, dj, weight, 15)
         raw = raw_next
         t += 1
+    # One block reduction for all the lanes' results on the GPU (a tuple reduction: one exchange between
+    # warps, where one reduction per result took 16 for a search pass, in every chunk). The interpreter
+    # runs a tuple reduction element by element in Python (3x slower CPU tests): it reduces each result
+    # alone, the same sums in another order.
     j = tl.arange(0, 16)
     if final:
-        best_a, idx_a = _argmax_of_lanes(a0, a1, V)
-        best_b, idx_b = _argmax_of_lanes(a2, a3, V)
-        out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, tl.sum(a4)) + _pick(j, 3, tl.max(a5)) \
+        if TUPLE_REDUCE:
+            best_a, idx_a, best_b, idx_b, mass, d_in = tl.reduce((a0, a1, a2, a3, a4, a5), 0, _final_combine)
+        else:
+            best_a = tl.max(a0)
+            idx_a = tl.min(tl.where(a0 == best_a, a1, tl.zeros((), tl.float32) + V))
+            best_b = tl.max(a2)
+            idx_b = tl.min(tl.where(a2 == best_b, a3, tl.zeros((), tl.float32) + V))
+            mass, d_in = tl.sum(a4), tl.max(a5)
+        out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, mass) + _pick(j, 3, d_in) \
             + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
     else:
-        out = _pick(j, 0, tl.sum(a0)) + _pick(j, 1, tl.sum(a1)) + _pick(j, 2, tl.sum(a2)) + _pick(j, 3, tl.sum(a3)) \
-            + _pick(j, 4, tl.sum(a4)) + _pick(j, 5, tl.sum(a5)) + _pick(j, 6, tl.sum(a6)) + _pick(j, 7, tl.sum(a7)) \
-            + _pick(j, 8, tl.sum(a8)) + _pick(j, 9, tl.sum(a9)) + _pick(j, 10, tl.sum(a10)) \
-            + _pick(j, 11, tl.sum(a11)) + _pick(j, 12, tl.sum(a12)) + _pick(j, 13, tl.sum(a13)) \
-            + _pick(j, 14, tl.sum(a14)) + _pick(j, 15, tl.sum(a15))
+        if TUPLE_REDUCE:
+            e = tl.reduce((a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15), 0, _add16)
+        else:
+            e = (tl.sum(a0), tl.sum(a1), tl.sum(a2), tl.sum(a3), tl.sum(a4), tl.sum(a5), tl.sum(a6), tl.sum(a7),
+                 tl.sum(a8), tl.sum(a9), tl.sum(a10), tl.sum(a11), tl.sum(a12), tl.sum(a13), tl.sum(a14),
+                 tl.sum(a15))
+        out = _pick(j, 0, e[0]) + _pick(j, 1, e[1]) + _pick(j, 2, e[2]) + _pick(j, 3, e[3]) + _pick(j, 4, e[4]) \
+            + _pick(j, 5, e[5]) + _pick(j, 6, e[6]) + _pick(j, 7, e[7]) + _pick(j, 8, e[8]) + _pick(j, 9, e[9]) \
+            + _pick(j, 10, e[10]) + _pick(j, 11, e[11]) + _pick(j, 12, e[12]) + _pick(j, 13, e[13]) \
+            + _pick(j, 14, e[14]) + _pick(j, 15, e[15])
     return out
 
 

@@ -623,8 +623,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
             drawn, lf, target = shared_long_set(
                 row, n_share, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
-                tl.load(top_k_ptr + slot), logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                tl.load(top_k_ptr + slot), slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:

@@ -36,7 +36,10 @@ from .long_rows import chunk_pass, search_step
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
-PARAMS_W = tl.constexpr(8)   # per row: int64 (lo_k, lo, s_lo, shift, by_count, final), fp32 (thr, m, cuts' masses)
+# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position), fp32 (thr, m, the
+# cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
+# helper, where reading them from the slot table took three dependent ones.
+PARAMS_W = tl.constexpr(16)
 IDLE = tl.constexpr(0)       # (not used by this launch yet; a fresh board is zero)
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
@@ -51,12 +54,13 @@ def announce(board_ptr, row, n_share):
 
 
 @triton.jit
-def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final,
+def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, who,
           thr, m, f_hi_k, target_k, f_hi, target):
     """Post pass i of the row: its parameters, then (released after them) the state word."""
     j = tl.arange(0, PARAMS_W)
     iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
     iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
+    iv = tl.where((j >= 6) & (j < 10), who, iv)   # (slot, flags, seed, position) in lanes 6..9
     fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
     fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
@@ -71,27 +75,20 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-               seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """Chunk wc of pass wi of row wr (taken from its counter): run it, store its partial results, and
-    count it done (released after the stores). Everything about the row comes from memory, whoever
-    runs it: the slot table, and the pass's parameters from the board (read past L1, which other
-    SMs' writes do not update)."""
+    count it done (released after the stores). Everything about the row comes from the pass's
+    parameters, whoever runs it (read past L1, which other SMs' writes do not update)."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    s = tl.load(slots_ptr + wr).to(tl.int64)
-    ok = (s >= 0) & (s < max_slots)
-    slot = tl.where(ok, s, 0)
-    flags = tl.where(ok, tl.load(flags_ptr + slot), 0)
-    seed = tl.load(seed_ptr + slot)
-    pos = tl.load(positions_ptr + wr)
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
     fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
     lo_k, lo, s_lo, shift = _get(iv, 0), _get(iv, 1), _get(iv, 2), _get(iv, 3)
+    slot, flags, seed, pos = _get(iv, 6), _get(iv, 7).to(tl.int32), _get(iv, 8), _get(iv, 9)
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
     # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
@@ -111,9 +108,8 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, slots_ptr, max
 
 
 @triton.jit
-def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k,
-                    logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr, seed_ptr,
-                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k, slot, flags, seed, pos,
+                    logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                     board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
@@ -132,6 +128,8 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
     cc = tl.arange(0, NCH)
     j16 = tl.arange(0, 16)
     rr = tl.arange(0, ROWS)
+    jp = tl.arange(0, PARAMS_W)
+    who = tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
     # The owner's search: phase 0 the top-k cut (by count), 1 the top-p cut (by mass), 2 the final pass,
     # 3 nothing (left) to do for the own row. p: pass within the phase; i: pass index in the launch.
     phase = tl.where(long_set, tl.where(search_k, 0, tl.where(search_p, 1, 2)), 3)
@@ -151,7 +149,7 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
         tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
-        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
+        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, who,
               thr, m, f_hi_k, target_k, f_hi, target)
     elif n_share > 0:
         tl.atomic_xchg(own, DONE, sem="release")
@@ -200,7 +198,7 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
                     _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                          thr, m, f_hi_k, target_k, f_hi, target)
+                          who, thr, m, f_hi_k, target_k, f_hi, target)
         if (wr < 0) & ~acted:
             if n_share > 0:
                 # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
@@ -229,9 +227,8 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
             elif phase == 3:
                 go = phase > 3
         if wr >= 0:
-            _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr,
-                       flags_ptr, seed_ptr, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr,
-                       freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+                       words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                        board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
     return drawn, log_final, target

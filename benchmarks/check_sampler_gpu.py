@@ -308,6 +308,7 @@ if __name__ == "__main__":
     if "long_shared" in parts:  # long rows among standard ones: their passes shared by the batch
         for n in (16, 128):
             check_long_shared(151936, n)
+    if "long_shared_fp32" in parts:
         check_long_shared(151936, 32, torch.float32)
     if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32
         for dtype in (torch.bfloat16, torch.float32):

@@ -528,6 +528,14 @@ if rows:
     timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'"
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 60 ;;
+  shared86) # run 86: the shared passes with one tuple reduction per chunk and the row's slot, bits, seed and
+            # position posted with each pass: long rows among standard ones against the reference, alone and
+            # under graph replay; the long-row batches at 16 and 32 chunks per pass, and the all-bounded one
+    timeout 150 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'"
+    timeout 330 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix long_nucleus_1_in_16,long_min_p_1_in_16 --long-chunks 16,32 --budget-ms 40
+    timeout 100 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16 --budget-ms 40 ;;
   checks85) # run 85: every kind of long set against the reference (bf16, fp32; sampler and verification), the
             # exact paths' statistics at 1e5 draws, then the all-bounded batch new / before (.ab/old/src)
     timeout 250 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'"

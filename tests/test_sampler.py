@@ -486,6 +486,33 @@ def test_long_sets_beyond_the_bound_are_exact(kind, dtype):
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_shared_passes_cut_ties_across_chunks(dtype):
+    """The exact passes in chunks that any of stage 2's programs may run (kernels/shared_sets.py): 19
+    sub-tiles of 32 tokens in 4 chunks of 4-5, on tie-heavy rows (logits on a coarse grid: every cut's
+    key holds tied tokens in several chunks), so that the weight tied before each chunk comes from the
+    earlier chunks' sums. Tokens, processed and raw log-probabilities equal the reference's, over two
+    launches of one Sampler (the second starts from the first's board, every row DONE), with standard
+    rows in the batch. A wrong tie prefix moves a nucleus's mass by about 1% here (a log-probability
+    by ~0.06, far outside the tolerance)."""
+    gen = torch.Generator().manual_seed(31)
+    n = 6
+    logits = torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4
+    logits = logits.to(dtype)
+    cuts = [dict(top_p=0.9), dict(top_k=300, top_p=0.85), dict(top_k=250), dict(top_k=40, top_p=0.9),
+            dict(min_p=0.1, top_p=0.95), dict(top_p=0.8)]
+    params = [SamplingParams(temperature=(1.0, 1.3)[i % 2], seed=400 + i, logprobs=3,
+                             logprobs_mode=("processed", "raw")[i % 2], **cuts[i]) for i in range(n)]
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    for step in range(2):
+        positions = list(range(90 + step, 90 + step + n))
+        out = s.sample(logits, list(range(n)), positions)
+        n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
+        assert n_exact == n and n_equal == n
+
+
 def test_greedy_rows_processed_logprobs_beyond_the_bound():
     """A greedy row's token is the argmax whatever its set, but its processed log-probabilities are
     normalized over its truncated set (at temperature 1): for sets beyond the bound the kernel takes

@@ -30,7 +30,7 @@ _SUPPORTED = tuple(_NEG_INF_KEY)
 # the sm_90 compile (the search's (sub-tile, 16) sums) and ran a bf16 long batch 2x slower (run 60).
 LONG_BLOCK = 1024
 # Chunks each exact pass is cut into, that stage 2's programs share (kernels/shared_sets.py).
-LONG_CHUNKS = 32
+LONG_CHUNKS = 16
 # Rows a helping program looks at per load of the board.
 _BOARD_ROWS_LOG2 = 7
 

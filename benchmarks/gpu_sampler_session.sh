@@ -536,11 +536,18 @@ if rows:
         --mix long_nucleus_1_in_16,long_min_p_1_in_16 --long-chunks 16,32 --budget-ms 40
     timeout 100 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16 --budget-ms 40 ;;
-  checks85) # run 85: every kind of long set against the reference (bf16, fp32; sampler and verification), the
-            # exact paths' statistics at 1e5 draws, then the all-bounded batch new / before (.ab/old/src)
-    timeout 250 python3 benchmarks/check_sampler_gpu.py long 2>&1 | grep -v "'what': 'env'"
+  checks85) # run 85: every kind of long set against the reference (bf16, fp32; sampler and verification), fp32
+            # long rows shared among standard ones, the exact paths' statistics at 1e5 draws, then the
+            # all-bounded batch new / before (.ab/old/src)
+    timeout 300 python3 benchmarks/check_sampler_gpu.py long long_shared_fp32 2>&1 | grep -v "'what': 'env'"
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact" 2>&1 | tail -3
-    mix_ab "" 100 --rows 1,32,128 --mix top_p --budget-ms 40 ;;
+    mix_ab "" 80 --rows 1,32,128 --mix top_p --budget-ms 40 ;;
+  final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
+            # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
+    timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
+    timeout 250 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
   checks76) # run 76: what runs 73 and 75 cut off: verification's graph replay, then verification against the
             # reference at every size including γ = 7 and V = 262144
     timeout 150 python3 benchmarks/check_sampler_gpu.py verify_graph 2>&1 | grep -v "'what': 'env'"

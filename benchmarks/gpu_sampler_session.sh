@@ -536,6 +536,15 @@ if rows:
         --mix long_nucleus_1_in_16,long_min_p_1_in_16 --long-chunks 16,32 --budget-ms 40
     timeout 100 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_p,long_nucleus_1_in_16 --budget-ms 40 ;;
+  help88)   # run 88: helper-only stage-2 programs (up to one per SM) for batches that may hold long rows:
+            # long rows among standard ones against the reference, alone and under graph replay (bf16 16 /
+            # 128 rows, fp32 32 rows); issue 5's batches at 1 / 16 / 32 / 128 rows (V = 151936), then 16 / 128
+            # rows at V = 262144
+    timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_fp32 2>&1 | grep -v "'what': 'env'"
+    timeout 200 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
+    timeout 150 python3 benchmarks/sampler_mix.py --rows 16,128 --vocab 262144 --out "$OUT/sample_mix.csv" \
+        --mix top_p,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
   checks85) # run 85: every kind of long set against the reference (bf16, fp32; sampler and verification), fp32
             # long rows shared among standard ones, the exact paths' statistics at 1e5 draws, then the
             # all-bounded batch new / before (.ab/old/src)

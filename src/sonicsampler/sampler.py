@@ -217,12 +217,12 @@ class Sampler:
                      plan["const1"], _DYNAMIC1)
         # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
         d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
-        self._stage2((n + plan["help"],), key,
+        self._stage2((n,), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
                       sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
                       dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete, sc["board"], sc["ipar"], sc["fpar"],
-                      sc["part"], sc["tb"], n if shared else 0, n, plan["help"], sc["sync"]),
+                      sc["part"], sc["tb"], n if shared else 0),
                      plan["const2"], _DYNAMIC2)
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
@@ -298,14 +298,6 @@ class Sampler:
             return False
         return k_active or p.top_p < 1.0 or p.min_p > 0.0
 
-    def _helpers(self, n: int) -> int:
-        """Stage-2 programs past the rows that only help with long rows' passes (kernels/shared_sets.py):
-        up to one program per SM in all, so that every program of the launch fits on the GPU at once
-        (stage 2 runs one program per SM). Under the interpreter two, to run their code."""
-        if INTERPRETED:
-            return 2
-        return max(0, torch.cuda.get_device_properties(self.table.device).multi_processor_count - n)
-
     def launch_config(self, rows: int, penalised: bool = False) -> SampleConfig:
         """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),
         with this Sampler's overrides applied; `penalised` batches take the table's stage-1 register
@@ -346,8 +338,7 @@ class Sampler:
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
-                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
-                   "sync": sc.get("sync", 2, torch.int32, dev, zeroed=True)}
+                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -369,7 +360,7 @@ class Sampler:
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"])
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
-                                   "const2": const2, "help": self._helpers(n) if shared else 0}
+                                   "const2": const2}
         return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
                draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:

@@ -567,7 +567,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
     return lp_out
 
 
-@triton.jit(do_not_specialize=["n_share", "n_rows", "n_help"])
+@triton.jit(do_not_specialize=["n_share"])
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -575,10 +575,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_share, n_rows, n_help, sync_ptr,
+                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_share,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
-                  LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                  IS_BF16: tl.constexpr,
+                  LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
@@ -587,105 +586,91 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     row = tl.program_id(0).to(tl.int64)
-    if row >= n_rows:
-        # A program past the rows (n_help of them: launched when a row may exceed the bound and the batch
-        # leaves SMs free) only helps with the long rows' passes (kernels/shared_sets.py).
-        if EXACT_UNTRUNCATED:
-            wait_for_previous(PDL)
-            no = row < 0
-            zero = tl.zeros((), tl.int64)
-            _d, _lf, _t = shared_long_set(
-                row, n_share, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, zero, zero,
-                logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr,
-                part_ptr, tb_ptr, n_rows, n_help, sync_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-    else:
-        slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
-        # Per-request values stage 1 does not write: loaded before the wait, under stage 1's last wave.
-        seed = tl.load(seed_ptr + slot)
-        pos = tl.load(positions_ptr + row)
-        n_top = tl.load(n_logprobs_ptr + slot)
-        wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
-        if EXACT_UNTRUNCATED:
-            announce(board_ptr, row, n_share)   # other programs may wait for this row's decision
-        lane = tl.arange(0, C)
-        (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
-         first, m0, full, raw_lse) = row_distribution(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
-            Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-            SKIP_UNTRUNCATED=SKIP_UNTRUNCATED)
+    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
+    # Per-request values stage 1 does not write: loaded before the wait, under stage 1's last wave.
+    seed = tl.load(seed_ptr + slot)
+    pos = tl.load(positions_ptr + row)
+    n_top = tl.load(n_logprobs_ptr + slot)
+    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
+    if EXACT_UNTRUNCATED:
+        announce(board_ptr, row, n_share)   # other programs may wait for this row's decision
+    lane = tl.arange(0, C)
+    (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
+     first, m0, full, raw_lse) = row_distribution(
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+        top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
+        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
+        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED)
 
-        # Rows whose set exceeds the bound and that exact passes over the whole row can settle
-        # (kernels/long_rows.py), unless the bounded approximation was asked for.
-        long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
-        # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
-        # every selectable token is a candidate (untruncated and long-set rows are exact only through
-        # passes beyond the candidates). Greedy rows: one-hot at the token.
-        complete = (exact & ~untruncated) | ~full | ((flags & GREEDY) != 0)
-        exact = exact | long_set
-        dropped = tl.where(long_set, 0.0, dropped)
+    # Rows whose set exceeds the bound and that exact passes over the whole row can settle
+    # (kernels/long_rows.py), unless the bounded approximation was asked for.
+    long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
+    # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
+    # every selectable token is a candidate (untruncated and long-set rows are exact only through
+    # passes beyond the candidates). Greedy rows: one-hot at the token.
+    complete = (exact & ~untruncated) | ~full | ((flags & GREEDY) != 0)
+    exact = exact | long_set
+    dropped = tl.where(long_set, 0.0, dropped)
 
-        # Selection. A greedy row in a long set takes the passes for its processed log-probabilities'
-        # normalizer only: its token is the first candidate. tok_lane: the token's candidate lane, C where
-        # it comes from beyond the candidates (untruncated and long-set draws).
-        token = first
-        tok_lane = tl.zeros((), tl.int32)
-        if EXACT_UNTRUNCATED:
-            if long_set | (n_share > 0):
-                # The passes of long rows, this one's and others' (kernels/shared_sets.py).
-                drawn, lf, target = shared_long_set(
-                    row, n_share, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
-                    tl.load(top_k_ptr + slot), slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
-                    mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
-                    bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
-                    n_rows, n_help, sync_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-                if long_set:
-                    log_final = lf
-                    keep = set_head(keep, x, m0, target, search_p)
-                    if (flags & GREEDY) == 0:
-                        token = drawn
-                        tok_lane = C
-        if untruncated & ~long_set:
-            token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-            tok_lane = C
-        elif ((flags & GREEDY) == 0) & ~long_set:
-            _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)
-        # The token's raw and processed values (for its log-probability) from its lane, in the reduction
-        # that takes the token itself; a token from beyond the candidates is looked up (chosen_values).
-        raw_tok = tl.full((), 0.0, tl.float32)
-        x_tok = raw_tok
-        if tok_lane < C:
-            if ((flags & GREEDY) == 0) | ((flags & LOGPROBS) != 0):   # a greedy row's token is `first`
-                token, raw_tok, x_tok = _at3(lane, tok_lane, idx, raw_c, x)
-        elif (flags & LOGPROBS) != 0:
-            raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
-                                           mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
-                                           pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                                           HAS_MASK, MAX_BIAS)
-        token = tl.where(valid, token, 0)
-        tl.store(tokens_ptr + row, tl.where(valid, token, -1))
-        if RETURN_DRAFT:
-            # The row's draft distribution for speculative verification: the survivors and their
-            # probabilities, complete or not (a row whose distribution reaches past the candidates).
-            greedy = (flags & GREEDY) != 0
-            d_ids = tl.where(greedy, tl.where(lane == 0, token, -1), tl.where(keep, idx, -1))
-            d_p = tl.where(greedy, tl.where(lane == 0, 1.0, 0.0), tl.where(keep, tl.exp(x - log_final), 0.0))
-            tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
-            tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
-            tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
-        tl.store(valid_ptr + row, valid.to(tl.int8))
-        tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
-        tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
-        if valid:
-            tl.atomic_add(counts_ptr + slot * V + token, 1)
+    # Selection. A greedy row in a long set takes the passes for its processed log-probabilities'
+    # normalizer only: its token is the first candidate. tok_lane: the token's candidate lane, C where
+    # it comes from beyond the candidates (untruncated and long-set draws).
+    token = first
+    tok_lane = tl.zeros((), tl.int32)
+    if EXACT_UNTRUNCATED:
+        if long_set | (n_share > 0):
+            # The passes of long rows, this one's and others' (kernels/shared_sets.py).
+            drawn, lf, target = shared_long_set(
+                row, n_share, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
+                tl.load(top_k_ptr + slot), slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+            if long_set:
+                log_final = lf
+                keep = set_head(keep, x, m0, target, search_p)
+                if (flags & GREEDY) == 0:
+                    token = drawn
+                    tok_lane = C
+    if untruncated & ~long_set:
+        token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+        tok_lane = C
+    elif ((flags & GREEDY) == 0) & ~long_set:
+        _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)
+    # The token's raw and processed values (for its log-probability) from its lane, in the reduction
+    # that takes the token itself; a token from beyond the candidates is looked up (chosen_values).
+    raw_tok = tl.full((), 0.0, tl.float32)
+    x_tok = raw_tok
+    if tok_lane < C:
+        if ((flags & GREEDY) == 0) | ((flags & LOGPROBS) != 0):   # a greedy row's token is `first`
+            token, raw_tok, x_tok = _at3(lane, tok_lane, idx, raw_c, x)
+    elif (flags & LOGPROBS) != 0:
+        raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
+                                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                       pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                       HAS_MASK, MAX_BIAS)
+    token = tl.where(valid, token, 0)
+    tl.store(tokens_ptr + row, tl.where(valid, token, -1))
+    if RETURN_DRAFT:
+        # The row's draft distribution for speculative verification: the survivors and their
+        # probabilities, complete or not (a row whose distribution reaches past the candidates).
+        greedy = (flags & GREEDY) != 0
+        d_ids = tl.where(greedy, tl.where(lane == 0, token, -1), tl.where(keep, idx, -1))
+        d_p = tl.where(greedy, tl.where(lane == 0, 1.0, 0.0), tl.where(keep, tl.exp(x - log_final), 0.0))
+        tl.store(draft_ids_ptr + row * C + lane, tl.where(valid, d_ids, -1))
+        tl.store(draft_probs_ptr + row * C + lane, tl.where(valid, d_p, 0.0))
+        tl.store(draft_complete_ptr + row, tl.where(valid, complete, False).to(tl.int8))
+    tl.store(valid_ptr + row, valid.to(tl.int8))
+    tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
+    tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
+    if valid:
+        tl.atomic_add(counts_ptr + slot * V + token, 1)
 
-        # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
-        # launcher allocates them uninitialised.
-        lp_out = token_logprobs(
-            logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
-            idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
-            top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
-            Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
-        tl.store(logprob_ptr + row, lp_out)
+    # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
+    # launcher allocates them uninitialised.
+    lp_out = token_logprobs(
+        logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
+        idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
+        top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
+    tl.store(logprob_ptr + row, lp_out)

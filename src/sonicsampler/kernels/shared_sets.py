@@ -26,12 +26,8 @@ SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the
   DONE; so a launch never sees another launch's posts, and nothing is reset between launches (CUDA
   graphs replay as they are).
 
-n_share is the number of rows whose programs share (0: none, each owner alone, for batches whose
-requests cannot have long sets; the results are the same). n_help more programs, past the rows, only
-help: the launcher adds them when a row may be long and the batch leaves SMs free (up to one program
-per SM, so that all of stage 2's programs fit on the GPU at once). They wait until every row has
-decided (a counter in sync_ptr), then help until no row is posted; the last to leave zeroes the
-counters.
+n_share is the number of rows that may help (0: no helping, each owner alone, e.g. for batches whose
+requests cannot have long sets; the results are the same).
 """
 import triton
 import triton.language as tl
@@ -79,8 +75,8 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-               counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
@@ -115,14 +111,13 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask
 def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k, slot, flags, seed, pos,
                     logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided (n_share > 0). Returns the set's draw on the sampling
     stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
-    only for a long row. A program with row >= n_rows is one of n_help helper-only programs (module
-    docstring): it has no row of its own."""
+    only for a long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -156,18 +151,8 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
         tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, who,
               thr, m, f_hi_k, target_k, f_hi, target)
-    elif (n_share > 0) & (row < n_rows):
+    elif n_share > 0:
         tl.atomic_xchg(own, DONE, sem="release")
-    if n_help > 0:
-        # Helper-only programs start helping once every row has decided (sync_ptr[0] counts them), so
-        # that none leaves before a long row has posted. They all fit on the GPU at once (the launcher
-        # keeps the grid within one program per SM), so that wait ends.
-        if row < n_rows:
-            tl.atomic_add(sync_ptr, 1, sem="release")
-        else:
-            decided = tl.atomic_add(sync_ptr, 0, sem="acquire")
-            while decided < n_rows:
-                decided = tl.atomic_add(sync_ptr, 0, sem="acquire")
     go = phase < 4
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
@@ -228,11 +213,10 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                     taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
                     pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
                     free = posted & (taken < nch)
-                    first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - row % n_share) % n_share,
-                                                              n_share)))
+                    first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - row) % n_share, n_share)))
                     b += ROWS
                 if first < n_share:
-                    r1 = (first + row % n_share) % n_share
+                    r1 = (first + row) % n_share
                     w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
                     if w >= POSTED:
                         c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), 1, sem="relaxed")
@@ -244,14 +228,7 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                 go = phase > 3
         if wr >= 0:
             _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
-                       words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                       temp_ptr,
+                       words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                        board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
-    if (n_help > 0) & (row >= n_rows):
-        # The last helper-only program to leave zeroes the two counters for the next launch: every row
-        # counted itself decided before any helper left, and none counts again in this launch.
-        left = tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel")
-        if left == n_help - 1:
-            tl.store(sync_ptr + tl.arange(0, 2), tl.zeros((2,), tl.int32))
     return drawn, log_final, target

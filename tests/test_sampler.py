@@ -513,6 +513,29 @@ def test_shared_passes_cut_ties_across_chunks(dtype):
         assert n_exact == n and n_equal == n
 
 
+def test_batches_that_may_hold_long_rows_share_their_passes():
+    """Stage 2's programs take part in the shared passes (n_share > 0, kernels/shared_sets.py) only in
+    batches with a request whose set can exceed the bound: top-p or min-p without a top-k within the
+    bound, or a top-k above it; never with the bounded approximation. No kernel runs here."""
+    cases = [(SamplingParams(temperature=0.7, top_k=32, top_p=0.9), False),
+             (SamplingParams(temperature=0.7), False),                       # untruncated: stage 1's draw
+             (SamplingParams(temperature=0.0, top_k=20), False),
+             (SamplingParams(temperature=0.7, top_p=0.9), True),
+             (SamplingParams(temperature=0.7, min_p=0.05), True),
+             (SamplingParams(temperature=0.7, top_k=33), True),
+             (SamplingParams(temperature=0.7, top_k=V), False)]              # k >= V: no top-k
+    s = Sampler(V, len(cases), "cpu", bound=BOUND, block=BLOCK)
+    for i, (p, _) in enumerate(cases):
+        s.add_request(i, p)
+    assert [s._batch_summary([i], False)[3] for i in range(len(cases))] == [want for _, want in cases]
+    assert s._batch_summary([0, 3], False)[3] and s._batch_summary(None, False)[3]
+    plan = s._plan(2, torch.bfloat16, False, 0, False, shared=True)
+    assert plan["key"][-1] and plan["const2"] == s._plan(2, torch.bfloat16, False, 0, False)["const2"]  # one kernel
+    approx = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
+    approx.add_request(0, SamplingParams(temperature=0.7, top_p=0.9))
+    assert not approx._batch_summary([0], False)[3]
+
+
 def test_greedy_rows_processed_logprobs_beyond_the_bound():
     """A greedy row's token is the argmax whatever its set, but its processed log-probabilities are
     normalized over its truncated set (at temperature 1): for sets beyond the bound the kernel takes

@@ -75,8 +75,8 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+               counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
@@ -172,7 +172,7 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                     best = tl.where(cc < nch, tl.sum(tl.where(j16[None, :] == 0, blk, 0.0), axis=1), NEG_INF)
                     idx = tl.sum(tl.where(j16[None, :] == 1, blk, 0.0), axis=1)
                     top = tl.max(best)
-                    drawn = tl.min(tl.where(best == top, idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
+                    drawn = tl.min(tl.where((cc < nch) & (best == top), idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
                     log_final = m + tl.log(tl.sum(tl.sum(tl.where(j16[None, :] == 2, blk, 0.0), axis=1)))
                     phase = 3
                     tl.atomic_xchg(own, DONE, sem="release")
@@ -228,7 +228,7 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                 go = phase > 3
         if wr >= 0:
             _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
-                       words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                       board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
+                       words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
     return drawn, log_final, target

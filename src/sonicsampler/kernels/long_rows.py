@@ -1,6 +1,7 @@
 """Exact work on rows whose final set is larger than the candidate bound, by passes over the whole row
-inside stage 2 (one program per row: the other rows of the batch are not slowed, but the batch waits
-for the longest program). Shared by the sampler's stage 2 and verification's.
+inside stage 2. Verification's stage 2 runs each pass over the whole row in the row's program
+(long_set_bound, long_set_pass); the sampler's cuts each pass into chunks that all of its stage-2
+programs share (kernels/shared_sets.py). Both run the passes' work through chunk_pass.
 
 The set, in SEMANTICS.md's order (min-p, then top-k, then top-p; tokens ordered by value, then lower
 index): a token belongs if its rank value (processed, rounded to the input dtype; fp32 rows rank on
@@ -12,17 +13,17 @@ tied tokens with lower ids) is below target; the trivial cut (-1, 0, inf) keeps 
 - The top-p cut weighs each token by its mass, among the top-k cut's tokens, and has target p times
   their total mass: lo is the largest key T whose mass at or above it still reaches the target.
 `long_set_bound` finds each cut a request needs by a 16-way search over the keys: 4 passes for
-16-bit keys, 8 for 32-bit ones (each pass sums the weight above 16 keys at once). Min-p alone needs no
-search: its threshold is known.
+16-bit keys, 8 for 32-bit ones (each pass sums the weight in 16 key intervals at once). Min-p alone
+needs no search: its threshold is known.
 
 `long_set_pass` then walks the row once: it sums the set's mass (its exact log-normalizer), tells
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
 token, verification's bonus) or verification's residual max(0, p - q) (kernels/draft.py), with the
 reference's per-token noise of the given stream; ties of perturbed scores go to the lower index.
 
-One program walks the whole row, so a pass is bound by its latency, not by bandwidth. What keeps it
-short (H100, V = 151936, one row in 16 beyond the bound: a nucleus 1.56 ms -> 0.65 ms, min-p alone
-0.29 -> 0.13 ms; runs 48, 61, 62, 65):
+A pass in one program is bound by its latency, not by bandwidth. What keeps it short (H100, V =
+151936, one row in 16 beyond the bound, before the sharing: a nucleus 1.56 ms -> 0.65 ms, min-p alone
+0.29 -> 0.13 ms; runs 48, 61, 62, 65; shared, 0.10 ms and 0.04 ms at 16 rows, run 87):
 - sub-tiles of 2**SUB_LOG2 tokens (the launcher's LONG_LOG2: 1024 on the GPU, where 4096 spilled; the
   stage-1 tile in the CPU tests, so that every carry between sub-tiles is exercised), each loaded
   while the one before is processed (the next sub-tile's logits are a loop-carried value);

@@ -81,6 +81,9 @@ class Sampler:
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
         self._summary_key, self._summary = None, (0, False, False, False)
+        # Per slot, decided at admission so that a step only looks it up: whether its request's set may
+        # exceed the bound (_may_exceed).
+        self._may_grow = [False] * max_slots
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -90,10 +93,13 @@ class Sampler:
         if isinstance(params, SamplingParams) and isinstance(n, int) and n > self.bound:
             raise SamplingInputError("logprobs", f"asks for the top {n}; this Sampler's rows have {self.bound} "
                                      f"candidates (Sampler(bound=...) must be at least the largest logprobs)", slot)
-        return self.table.assign(slot, params, prompt_token_ids)
+        resolved = self.table.assign(slot, params, prompt_token_ids)
+        self._may_grow[slot] = self._may_exceed(resolved)
+        return resolved
 
     def remove_request(self, slot: int) -> None:
         self.table.release(slot)
+        self._may_grow[slot] = False
 
     def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False,
                draft_probs: bool = False) -> int:
@@ -287,7 +293,7 @@ class Sampler:
             (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
             and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
         penalised = has_mask or any(t.host_flags[s] & bits.REORDERING for s in rows)
-        shared = self.exact_untruncated and any(t.host[s] is not None and self._may_exceed(t.host[s]) for s in rows)
+        shared = self.exact_untruncated and any(self._may_grow[s] for s in rows)
         return n_top, raw_rows_processed, penalised, shared
 
     def _may_exceed(self, p: SamplingParams) -> bool:

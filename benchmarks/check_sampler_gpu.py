@@ -222,7 +222,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
         gout = s.sample(x, slots_d, pos_d)
     g.replay()
     torch.cuda.synchronize()
-    graph_ok = torch.equal(gout.tokens, eager.tokens) and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num())
+    graph_ok = (torch.equal(gout.tokens, eager.tokens)
+                and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num()))
     long_rows = list(range(0, n, 16))
     emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_rows=len(long_rows),
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),

@@ -43,7 +43,8 @@ def residual_scores(x, log_final, live, q, g):
 
 
 @triton.jit
-def _higher_or_lower_id(s1, t1, s2, t2):
+def better_of(s1, t1, s2, t2):
+    """The better of two (score, token) pairs: the higher score, the lower token on ties."""
     second = (s2 > s1) | ((s2 == s1) & (t2 < t1))
     return tl.where(second, s2, s1), tl.where(second, t2, t1)
 
@@ -52,4 +53,4 @@ def _higher_or_lower_id(s1, t1, s2, t2):
 def argmax_lowest(score, tok):
     """(best score, lowest token id reaching it) of a block; ties go to the lower id, as the reference.
     One block reduction carrying both (a max, then a min over the ties, took two)."""
-    return tl.reduce((score, tok), 0, _higher_or_lower_id)
+    return tl.reduce((score, tok), 0, better_of)

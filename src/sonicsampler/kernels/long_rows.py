@@ -37,7 +37,7 @@ import triton.language as tl
 
 from .. import indicators as bits
 from . import INTERPRETED
-from .draft import draft_q, residual_scores
+from .draft import better_of, draft_q, residual_scores
 from .keys import key16_from_bits, value_key32
 from .prologue import bits16_to_f32, ranking_bits16
 from .rng import gumbel_noise_tile
@@ -120,18 +120,11 @@ def _lane_argmax(best, best_idx, score, offs):
 
 
 @triton.jit
-def _higher_or_lower_idx(s1, i1, s2, i2):
-    """The better of two (score, token) pairs: the higher score, the lower token on ties (a lane that
-    never met a finite score holds (-inf, V), which loses to any token)."""
-    second = (s2 > s1) | ((s2 == s1) & (i2 < i1))
-    return tl.where(second, s2, s1), tl.where(second, i2, i1)
-
-
-@triton.jit
 def _final_combine(sa1, ia1, sb1, ib1, m1, d1, sa2, ia2, sb2, ib2, m2, d2):
-    """The final pass's lane results, combined: both argmaxes, the mass, whether d was met."""
-    sa, ia = _higher_or_lower_idx(sa1, ia1, sa2, ia2)
-    sb, ib = _higher_or_lower_idx(sb1, ib1, sb2, ib2)
+    """The final pass's lane results, combined: both argmaxes (a lane that never met a finite score
+    holds (-inf, V), which loses to any token), the mass, whether d was met."""
+    sa, ia = better_of(sa1, ia1, sa2, ia2)
+    sb, ib = better_of(sb1, ib1, sb2, ib2)
     return sa, ia, sb, ib, m1 + m2, tl.maximum(d1, d2)
 
 

@@ -40,7 +40,7 @@ DONE_AT = tl.constexpr(32)
 # cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
-IDLE = tl.constexpr(0)       # (not used by this launch yet; a fresh board is zero)
+# Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
 POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted

@@ -193,8 +193,9 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     """Batches where one row in 16 has a long set (flat rows, LONG_SETS in turn) among standard rows,
     so that stage 2's programs share its passes (kernels/shared_sets.py): every row's token equal to
     the reference's; each long row's token and processed log-probability bitwise equal to the same
-    row sampled alone (a 1-row batch: no helper), so who ran which chunk does not matter; graph replay
-    equal to eager; one eager call timed."""
+    row sampled alone (a 1-row batch, whose passes helper-only programs share), so who ran which chunk
+    does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
+    each: the helpers' counters reset); one eager call timed."""
     params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode="processed",
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
@@ -209,12 +210,20 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     x = logits.cuda()
     out = s.sample(x, list(range(n)), positions)
     ref = reference.sample(logits, params, positions=positions)
-    alone = 0
+    alone = alone_graph = 0
     for i in range(0, n, 16):
         a = Sampler(v, 1, "cuda")
         a.add_request(0, params[i])
         o = a.sample(x[i:i + 1], [0], [positions[i]])
         alone += int(torch.equal(o.tokens, out.tokens[i:i + 1]) and torch.equal(o.logprob, out.logprob[i:i + 1]))
+        s0, p0 = torch.zeros(1, dtype=torch.int64, device="cuda"), torch.tensor([positions[i]], device="cuda")
+        g1 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g1):
+            go = a.sample(x[i:i + 1], s0, p0)
+        for _ in range(3):
+            g1.replay()
+            torch.cuda.synchronize()
+            alone_graph += int(torch.equal(go.tokens, o.tokens) and torch.equal(go.logprob, o.logprob))
     slots_d, pos_d = torch.arange(n, device="cuda"), torch.tensor(positions, device="cuda")
     eager = s.sample(x, slots_d, pos_d)
     g = torch.cuda.CUDAGraph()
@@ -228,7 +237,7 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_rows=len(long_rows),
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
-         long_equal_alone=alone, graph_equals_eager=bool(graph_ok),
+         long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),
          set_sizes=[int((p > 0).sum()) for p in reference.probs(logits[long_rows], [params[i] for i in long_rows])],
          eager_ms=_eager_ms(lambda: s.sample(x, slots_d, pos_d)))
 

@@ -551,6 +551,15 @@ if rows:
     timeout 300 python3 benchmarks/check_sampler_gpu.py long long_shared_fp32 2>&1 | grep -v "'what': 'env'"
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_sampler.py -k "draws_of_the_exact" 2>&1 | tail -3
     mix_ab "" 80 --rows 1,32,128 --mix top_p --budget-ms 40 ;;
+  helpers90) # run 90: stage 2's SHARED variant (compiled only for batches that may hold long rows) with
+            # helper-only programs for batches of fewer rows than chunks: long rows among standard ones
+            # against the reference, alone (now with helpers) and under graph replay; then issue 5's batches
+            # and the may-but-do-not batch (top-p without top-k, nuclei within the bound) at 1 / 16 / 128 rows
+    timeout 250 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_fp32 2>&1 | grep -v "'what': 'env'"
+    timeout 320 python3 benchmarks/sampler_mix.py --rows 1,16,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
+  ab91)     # run 91: the same batches on the code before (.ab/old/src), then on the tree again, in one call
+    mix_ab "" 280 --rows 1,16,128 --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

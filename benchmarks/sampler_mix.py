@@ -42,6 +42,8 @@ def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
         return SamplingParams(temperature=0.7, top_k=128, seed=i), False
     if mix == "top_p":  # the standard configuration of issue 4
         return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
+    if mix == "top_p_no_k":  # top-p without top-k (a common default) on rows whose nuclei fit the bound
+        return SamplingParams(temperature=0.5, top_p=0.9, seed=i), False
     if mix == "min_p":
         return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, min_p=0.05, seed=i), False
     if mix == "processing":
@@ -71,7 +73,7 @@ def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
     raise ValueError(mix)
 
 
-MIXES = ["base", "temperature", "top_k", "top_p", "min_p", "processing", "logprobs", "standard_logprobs",
+MIXES = ["base", "temperature", "top_k", "top_p", "top_p_no_k", "min_p", "processing", "logprobs", "standard_logprobs",
          "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16", "long_min_p_1_in_16"]
 
 

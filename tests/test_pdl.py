@@ -84,10 +84,12 @@ for pdl in (False, True):
     print("topk", pdl, has(k1, "launch_dependents"), has(k1, "wait"), has(k2, "launch_dependents"), has(k2, "wait"))
 
 def call():   # small shapes: each compile takes seconds
-    s = Sampler(600, 2, "cpu", bound=16, block=256)
+    s = Sampler(600, 3, "cpu", bound=16, block=256)
     s.add_request(0, SamplingParams(temperature=0.7, top_k=5, seed=1))
     s.add_request(1, SamplingParams(seed=2))
+    s.add_request(2, SamplingParams(temperature=0.7, top_p=0.9, seed=3))   # stage 2's SHARED variant
     s.sample(torch.randn(2, 600).to(torch.bfloat16), [0, 1], [0, 0])
+    s.sample(torch.randn(2, 600).to(torch.bfloat16), [0, 2], [0, 0])
     s.verify(torch.randn(4, 600).to(torch.bfloat16), torch.zeros(2, 1, dtype=torch.int64), [0, 1], [0, 0])
 
 for fn, args, kwargs in capture([sample_stage1, sample_stage2, verify_stage2], call):
@@ -105,7 +107,7 @@ def test_sm90_compiles_hold_the_trigger_and_the_wait():
     with PDL, every stage 1 (top-k, sampler) has griddepcontrol.launch_dependents in its PTX and every
     stage 2 (top-k, sampler, verification) griddepcontrol.wait, each only the one it needs; without
     PDL, neither (top-k). The sampler's and verification's launches are the ones a Sampler call makes
-    (captured, not run), at small shapes."""
+    (captured, not run), at small shapes: stage 2 both without and with the shared passes."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     out = subprocess.run([sys.executable, "-c", _COMPILE, str(ROOT)], capture_output=True, text=True, env=env,
@@ -113,4 +115,5 @@ def test_sm90_compiles_hold_the_trigger_and_the_wait():
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.strip().split("\n")
     assert lines == ["topk False False False False False", "topk True True False False True",
-                     "sample_stage1 True False", "sample_stage2 False True", "verify_stage2 False True"], lines
+                     "sample_stage1 True False", "sample_stage2 False True", "sample_stage1 True False",
+                     "sample_stage2 False True", "verify_stage2 False True"], lines

@@ -513,10 +513,34 @@ def test_shared_passes_cut_ties_across_chunks(dtype):
         assert n_exact == n and n_equal == n
 
 
+def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
+    """A batch with fewer rows than a pass has chunks launches helper-only stage-2 programs
+    (kernels/shared_sets.py): here 2 rows and 4 chunks, so 2 helpers. Tokens and log-probabilities equal
+    the reference's over two launches, and after each launch the counters that hand out the programs'
+    tickets are back at zero (else the next launch's programs would all take helper tickets and wait
+    for rows that no program serves)."""
+    gen = torch.Generator().manual_seed(37)
+    logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
+    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=500, logprobs=3),
+              SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=501, logprobs=3, logprobs_mode="raw")]
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    assert s._plan(2, torch.bfloat16, False, 3, False, shared=True)["help"] == 2
+    for step in range(2):
+        positions = [60 + step, 61 + step]
+        out = s.sample(logits, [0, 1], positions)
+        n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * 2, [[]] * 2, out)
+        assert n_exact == 2 and n_equal == 2
+        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
+
+
 def test_batches_that_may_hold_long_rows_share_their_passes():
-    """Stage 2's programs take part in the shared passes (n_share > 0, kernels/shared_sets.py) only in
-    batches with a request whose set can exceed the bound: top-p or min-p without a top-k within the
-    bound, or a top-k above it; never with the bounded approximation. No kernel runs here."""
+    """Stage 2's SHARED variant, whose programs share the exact passes (kernels/shared_sets.py), runs
+    only batches with a request whose set can exceed the bound: top-p or min-p without a top-k within the
+    bound, or a top-k above it; never with the bounded approximation. It adds helper programs when the
+    batch has fewer rows than a pass has chunks. Warm-up prepares both variants whatever is admitted.
+    No kernel runs here."""
     cases = [(SamplingParams(temperature=0.7, top_k=32, top_p=0.9), False),
              (SamplingParams(temperature=0.7), False),                       # untruncated: stage 1's draw
              (SamplingParams(temperature=0.0, top_k=20), False),
@@ -529,8 +553,13 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
         s.add_request(i, p)
     assert [s._batch_summary([i], False)[3] for i in range(len(cases))] == [want for _, want in cases]
     assert s._batch_summary([0, 3], False)[3] and s._batch_summary(None, False)[3]
-    plan = s._plan(2, torch.bfloat16, False, 0, False, shared=True)
-    assert plan["key"][-1] and plan["const2"] == s._plan(2, torch.bfloat16, False, 0, False)["const2"]  # one kernel
+    plan, alone = s._plan(2, torch.bfloat16, False, 0, False, shared=True), s._plan(2, torch.bfloat16, False, 0, False)
+    assert plan["const2"]["SHARED"] and not alone["const2"]["SHARED"]
+    assert (plan["help"], alone["help"]) == (s.long_chunks - 2, 0)
+    assert s._plan(s.long_chunks, torch.bfloat16, False, 0, False, shared=True)["help"] == 0
+    fresh = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
+    fresh.warmup(2)   # nothing admitted: the interpreter compiles nothing, but the plans are made
+    assert {k[-1] for k in fresh._plans} == {False, True}
     approx = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
     approx.add_request(0, SamplingParams(temperature=0.7, top_p=0.9))
     assert not approx._batch_summary([0], False)[3]

@@ -110,16 +110,18 @@ class Sampler:
         picks configurations per row bucket, so without this a new batch size can compile mid-serving.
         The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
         of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
-        n_top, raw, _penalised, shared = self._batch_summary(None, grammar)
+        n_top, raw, _penalised, _shared = self._batch_summary(None, grammar)
         variants = {}
         for n in range(1, max_rows + 1):
-            # Both kinds of batch, whatever the requests admitted so far: penalised ones may take their own
-            # stage-1 register cap (SampleConfig.regs1_penalised), and a request with penalties can come
-            # later. Where the table gives no such cap the two plans are one variant. A grammar mask
-            # makes every batch penalised.
+            # Every kind of batch, whatever the requests admitted so far, since such a request can come
+            # later: penalised ones may take their own stage-1 register cap (SampleConfig.regs1_penalised;
+            # where the table gives none the two plans are one variant; a grammar mask makes every batch
+            # penalised), and batches whose sets may exceed the bound take stage 2's SHARED variant.
             for penalised in ((True,) if grammar else (False, True)):
-                plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised, shared=shared)
-                variants.setdefault(_variant(plan), plan)
+                for shared in ((False, True) if self.exact_untruncated else (False,)):
+                    plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised,
+                                      shared=shared)
+                    variants.setdefault(_variant(plan), plan)
         if not INTERPRETED:   # the interpreter compiles nothing
             t, dev = self.table, self.table.device
             for plan in variants.values():
@@ -223,12 +225,12 @@ class Sampler:
                      plan["const1"], _DYNAMIC1)
         # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
         d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
-        self._stage2((n,), key,
+        self._stage2((n + plan["help"],), key,
                      (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
                       t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
                       sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
                       dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete, sc["board"], sc["ipar"], sc["fpar"],
-                      sc["part"], sc["tb"], n if shared else 0),
+                      sc["part"], sc["tb"], n, plan["help"], sc["sync"]),
                      plan["const2"], _DYNAMIC2)
         valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
         if raw_rows_processed and n_top > 0:
@@ -316,8 +318,8 @@ class Sampler:
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
               penalised: bool = False, shared: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
-        combination so that a step's host work is the launches themselves. shared: stage 2's programs
-        help with each other's long rows (a runtime argument: the same compiled kernels)."""
+        combination so that a step's host work is the launches themselves. shared: a row's set may
+        exceed the bound; stage 2's SHARED variant then runs the exact passes, shared by its programs."""
         key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared)
         plan = self._plans.get(key)
         if plan is not None:
@@ -344,7 +346,8 @@ class Sampler:
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
-                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
+                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
+                   "sync": sc.get("sync", 4, torch.int32, dev, zeroed=True)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -364,9 +367,12 @@ class Sampler:
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(self.long_chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
-                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"])
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
+        # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
+        # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
+        helpers = max(0, self.long_chunks - n) if shared else 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
-                                   "const2": const2}
+                                   "const2": const2, "help": helpers}
         return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
                draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:

@@ -38,7 +38,7 @@ from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits
                    load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, set_head
-from .shared_sets import announce, shared_long_set
+from .shared_sets import announce, shared_long_set, take_ticket
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -567,7 +567,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
     return lp_out
 
 
-@triton.jit(do_not_specialize=["n_share"])
+@triton.jit(do_not_specialize=["n_rows", "n_help"])
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -575,7 +575,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_share,
+                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr,
@@ -583,18 +583,76 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
-                  SKIP_UNTRUNCATED: tl.constexpr = False):
+                  SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False):
+    """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
+    batches whose requests may have sets beyond the bound, whose programs share the exact passes over
+    such rows (kernels/shared_sets.py); n_help programs past the n_rows rows only help with them."""
+    if SHARED:
+        row = take_ticket(sync_ptr, n_help)
+        if row >= n_rows:
+            wait_for_previous(PDL)
+            no = row < 0
+            zero = tl.zeros((), tl.int64)
+            _d, _lf, _t = shared_long_set(
+                row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
+                zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+                words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
+                IS_BF16, HAS_MASK, MAX_BIAS)
+        else:
+            _sample_row(row, 
+                        logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                        top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                        cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                        tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                        raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
+                        board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
+                        HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
+                        EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=True)
+    else:
+        _sample_row(tl.program_id(0).to(tl.int64), 
+                        logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                        top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                        cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                        tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                        raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
+                        board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
+                        HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
+                        EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=False)
+
+
+@triton.jit
+def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
+                mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
+                cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
+                raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
+                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                IS_BF16: tl.constexpr,
+                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
+                TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
+                EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
+                SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
-    row = tl.program_id(0).to(tl.int64)
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
     # Per-request values stage 1 does not write: loaded before the wait, under stage 1's last wave.
     seed = tl.load(seed_ptr + slot)
     pos = tl.load(positions_ptr + row)
     n_top = tl.load(n_logprobs_ptr + slot)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
-    if EXACT_UNTRUNCATED:
-        announce(board_ptr, row, n_share)   # other programs may wait for this row's decision
+    if SHARED:
+        announce(board_ptr, row)   # other programs may wait for this row's decision
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse) = row_distribution(
@@ -606,7 +664,12 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
-    long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
+    # Only the SHARED variant has the passes; its batches hold every request whose set may exceed the
+    # bound (Sampler._may_exceed), so elsewhere no row is long (one would stay flagged inexact).
+    if SHARED:
+        long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
+    else:
+        long_set, search_k, search_p = long_set_kinds(flags, exact, valid, False)
     # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
     # every selectable token is a candidate (untruncated and long-set rows are exact only through
     # passes beyond the candidates). Greedy rows: one-hot at the token.
@@ -619,11 +682,11 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # it comes from beyond the candidates (untruncated and long-set draws).
     token = first
     tok_lane = tl.zeros((), tl.int32)
-    if EXACT_UNTRUNCATED:
-        if long_set | (n_share > 0):
+    if SHARED:
+        if EXACT_UNTRUNCATED:
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
             drawn, lf, target = shared_long_set(
-                row, n_share, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
+                row, n_rows, n_help, sync_ptr, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
                 tl.load(top_k_ptr + slot), slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                 prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                 bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,

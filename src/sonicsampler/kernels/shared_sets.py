@@ -26,8 +26,15 @@ SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the
   DONE; so a launch never sees another launch's posts, and nothing is reset between launches (CUDA
   graphs replay as they are).
 
-n_share is the number of rows that may help (0: no helping, each owner alone, e.g. for batches whose
-requests cannot have long sets; the results are the same).
+Only stage 2's SHARED variant, for batches whose requests may have long sets, runs this code; batches
+that cannot compile without it. When the batch has fewer rows than a pass has chunks, n_help more
+programs, past the rows, only help (a lone long row would otherwise run all its chunks itself):
+- Every program of such a launch takes a ticket from a counter when it starts, and the ticket, not
+  its program id, says which row it serves: tickets 0..n_rows-1 serve the rows, the others help. So a
+  helper knows that every row's program is running (took its ticket before), and may wait for all of
+  them to decide (a second counter) without assuming that the whole grid fits on the GPU at once.
+- The last program to leave zeroes the three counters (tickets, decided, left) for the next launch.
+The results are the same with or without helpers: the chunks and their reduction order are the same.
 """
 import triton
 import triton.language as tl
@@ -46,11 +53,26 @@ DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
 POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 
 
+# The launch's counters (sync_ptr): tickets taken, rows decided, programs left.
+TICKETS = tl.constexpr(0)
+DECIDED = tl.constexpr(1)
+LEFT = tl.constexpr(2)
+
+
 @triton.jit
-def announce(board_ptr, row, n_share):
+def take_ticket(sync_ptr, n_help):
+    """The row this program serves (n_rows and above: a helper only): its ticket when the launch has
+    helpers, else its program id."""
+    row = tl.program_id(0).to(tl.int64)
+    if n_help > 0:
+        row = tl.atomic_add(sync_ptr + TICKETS, 1, sem="relaxed").to(tl.int64)
+    return row
+
+
+@triton.jit
+def announce(board_ptr, row):
     """First thing in a program that may be waited for: helpers wait for this row to decide."""
-    if n_share > 0:
-        tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="release")
+    tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="release")
 
 
 @triton.jit
@@ -108,16 +130,17 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask
 
 
 @triton.jit
-def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k, slot, flags, seed, pos,
-                    logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p, thr, m, top_p, k, slot, flags,
+                    seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                     board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
-    rows' until none is posted or undecided (n_share > 0). Returns the set's draw on the sampling
-    stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
-    only for a long row."""
+    rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
+    is one of n_help helpers and has no row of its own. Returns the set's draw on the sampling stream,
+    its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a
+    long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -151,8 +174,17 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
         tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, who,
               thr, m, f_hi_k, target_k, f_hi, target)
-    elif n_share > 0:
+    elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="release")
+    if n_help > 0:
+        # Helpers start once every row has decided (posted its first pass or is done), so that none
+        # leaves before a long row has posted. Every row's program runs already (take_ticket).
+        if row < n_share:
+            tl.atomic_add(sync_ptr + DECIDED, 1, sem="release")
+        else:
+            decided = tl.atomic_add(sync_ptr + DECIDED, 0, sem="acquire")
+            while decided < n_share:
+                decided = tl.atomic_add(sync_ptr + DECIDED, 0, sem="acquire")
     go = phase < 4
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
@@ -200,35 +232,39 @@ def shared_long_set(row, n_share, long_set, search_k, search_p, thr, m, top_p, k
                     _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
                           who, thr, m, f_hi_k, target_k, f_hi, target)
         if (wr < 0) & ~acted:
-            if n_share > 0:
-                # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
-                first = tl.full((), 0, tl.int64) + n_share
-                pending = tl.zeros((), tl.int32)
-                b = tl.zeros((), tl.int64)
-                while b < n_share:
-                    r = b + rr
-                    inb = r < n_share
-                    st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
-                    posted = inb & (st >= POSTED) & (r != row)
-                    taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
-                    pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
-                    free = posted & (taken < nch)
-                    first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - row) % n_share, n_share)))
-                    b += ROWS
-                if first < n_share:
-                    r1 = (first + row) % n_share
-                    w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
-                    if w >= POSTED:
-                        c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), 1, sem="relaxed")
-                        if c < nch:
-                            wr, wi, wc = r1, w - POSTED, c
-                elif (pending == 0) & (phase == 3):
-                    go = phase > 3
-            elif phase == 3:
+            # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
+            first = tl.full((), 0, tl.int64) + n_share
+            home = row % n_share   # helpers spread over the rows too
+            pending = tl.zeros((), tl.int32)
+            b = tl.zeros((), tl.int64)
+            while b < n_share:
+                r = b + rr
+                inb = r < n_share
+                st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
+                posted = inb & (st >= POSTED) & (r != row)
+                taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
+                pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
+                free = posted & (taken < nch)
+                first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share, n_share)))
+                b += ROWS
+            if first < n_share:
+                r1 = (first + home) % n_share
+                w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
+                if w >= POSTED:
+                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), 1, sem="relaxed")
+                    if c < nch:
+                        wr, wi, wc = r1, w - POSTED, c
+            elif (pending == 0) & (phase == 3):
                 go = phase > 3
         if wr >= 0:
             _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
+    if n_help > 0:
+        # The last program to leave zeroes the counters for the next launch: every program took its
+        # ticket and every row counted itself decided before it, and none touches them again.
+        left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
+        if left == n_share + n_help - 1:
+            tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)
     return drawn, log_final, target

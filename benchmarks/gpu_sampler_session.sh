@@ -560,6 +560,14 @@ if rows:
         --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
   ab91)     # run 91: the same batches on the code before (.ab/old/src), then on the tree again, in one call
     mix_ab "" 280 --rows 1,16,128 --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
+  ab92)     # run 92: helpers compiled only into the variant that launches them; the checks of run 90 (bf16),
+            # then issue 5's batches and the may-but-do-not batch before (.ab/old/src) and after
+    timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 190 --rows 1,16,128 --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40 ;;
+  regs93)   # run 93: stage 2's register cap at 32 / 128 rows (the table has none; ptxas then picks 128 registers
+            # and spills 120 bytes in the non-shared variant's local compile), then the all-bounded batch A/B
+    timeout 250 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix top_p,top_p_no_k --regs2 0,255,0,255 --budget-ms 40 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -95,12 +95,13 @@ def make_sampler(mix: str, n: int, v: int, **extra):
 
 def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = ()) -> None:
     """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
-    long_chunks) or regs1 (stage 1's register cap)."""
+    long_chunks) or regs1 / regs2 (a stage's register cap)."""
     opt, value = variant or (None, None)
-    regs1 = value if opt == "regs1" else None
-    s, slots, positions, mask = make_sampler(mix, n, v, **({opt: value} if variant and opt != "regs1" else {}))
-    if regs1 is not None:   # stage 1's register cap instead of the table's (stage 2 keeps the table's)
-        s.regs = (regs1, s.launch_config(n).regs2)
+    regs = opt in ("regs1", "regs2")
+    s, slots, positions, mask = make_sampler(mix, n, v, **({opt: value} if variant and not regs else {}))
+    if regs:   # one stage's register cap instead of the table's (the other stage keeps the table's)
+        cfg = s.launch_config(n)
+        s.regs = (value, cfg.regs2) if opt == "regs1" else (cfg.regs1, value)
     copies, note = harness.plan_copies(n * v * 2, harness.l2_bytes("cuda"), 64)
     inputs = [gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(c)) for c in range(copies)]
     fns = [(lambda x=x: s.sample(x, slots, positions, mask)) for x in inputs]
@@ -113,7 +114,7 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
         s.sample(inputs[r % copies], slots, positions, mask)
     host_us = (time.perf_counter() - t0) / reps * 1e6
     torch.cuda.synchronize()
-    impl = "sonicsampler" + (f".{opt}{'_' if opt == 'regs1' else ''}{value}" if variant else "")
+    impl = "sonicsampler" + (f".{opt}{'_' if regs else ''}{value}" if variant else "")
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; {note}"}
     harness.append_rows(out, [row])
@@ -164,6 +165,8 @@ def main(argv=None):
                     help="chunks of the shared exact passes to compare, alternating (default: the Sampler's)")
     ap.add_argument("--regs1", default="",
                     help="stage-1 register caps to compare, alternating (0: none; default: the table's)")
+    ap.add_argument("--regs2", default="",
+                    help="stage-2 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
     if a.host_breakdown:
@@ -174,7 +177,8 @@ def main(argv=None):
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:
                 variants = [(opt, int(x)) for opt, arg in (("long_block", a.long_block),
-                                                           ("long_chunks", a.long_chunks), ("regs1", a.regs1))
+                                                           ("long_chunks", a.long_chunks), ("regs1", a.regs1),
+                                                           ("regs2", a.regs2))
                             for x in arg.split(",") if x]
                 for variant in variants or [()]:
                     try:

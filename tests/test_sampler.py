@@ -556,7 +556,8 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
     plan, alone = s._plan(2, torch.bfloat16, False, 0, False, shared=True), s._plan(2, torch.bfloat16, False, 0, False)
     assert plan["const2"]["SHARED"] and not alone["const2"]["SHARED"]
     assert (plan["help"], alone["help"]) == (s.long_chunks - 2, 0)
-    assert s._plan(s.long_chunks, torch.bfloat16, False, 0, False, shared=True)["help"] == 0
+    wide = s._plan(s.long_chunks, torch.bfloat16, False, 0, False, shared=True)
+    assert wide["help"] == 0 and plan["const2"]["HELPERS"] and not wide["const2"]["HELPERS"]
     fresh = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
     fresh.warmup(2)   # nothing admitted: the interpreter compiles nothing, but the plans are made
     assert {k[-1] for k in fresh._plans} == {False, True}

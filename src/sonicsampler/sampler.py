@@ -371,6 +371,7 @@ class Sampler:
         # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
         # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
         helpers = max(0, self.long_chunks - n) if shared else 0
+        const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2, "help": helpers}
         return plan

@@ -33,7 +33,8 @@ programs, past the rows, only help (a lone long row would otherwise run all its 
   its program id, says which row it serves: tickets 0..n_rows-1 serve the rows, the others help. So a
   helper knows that every row's program is running (took its ticket before), and may wait for all of
   them to decide (a second counter) without assuming that the whole grid fits on the GPU at once.
-- The last program to leave zeroes the three counters (tickets, decided, left) for the next launch.
+- The last helper to leave zeroes the three counters (tickets, decided, helpers left) for the next
+  launch. Only the variant that has helpers (HELPERS in stage 2) compiles their code.
 The results are the same with or without helpers: the chunks and their reduction order are the same.
 """
 import triton
@@ -53,7 +54,7 @@ DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
 POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 
 
-# The launch's counters (sync_ptr): tickets taken, rows decided, programs left.
+# The launch's counters (sync_ptr): tickets taken, rows decided, helpers left.
 TICKETS = tl.constexpr(0)
 DECIDED = tl.constexpr(1)
 LEFT = tl.constexpr(2)
@@ -261,10 +262,10 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
-    if n_help > 0:
-        # The last program to leave zeroes the counters for the next launch: every program took its
-        # ticket and every row counted itself decided before it, and none touches them again.
+    if row >= n_share:
+        # The last helper to leave zeroes the counters for the next launch: every row took its ticket
+        # and counted itself decided before any helper started, and rows touch them no more.
         left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
-        if left == n_share + n_help - 1:
+        if left == n_help - 1:
             tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)
     return drawn, log_final, target

@@ -388,10 +388,14 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     table_mod._nearest.cache_clear()
     s = Sampler(V, 4, "cpu", bound=BOUND)
     s.add_request(0, SamplingParams(logprobs=3, seed=1))
-    assert s.warmup(70) == 3      # three buckets; beyond the table (65..70) its last (64 rows) applies
+    # Three buckets (beyond the table, 65..70, its last applies), each without and with the shared
+    # passes (stage 2's SHARED variant), the latter with helpers below 16 rows (the chunks per pass):
+    # the third bucket's shared variant splits at 16 rows.
+    assert s.warmup(70) == 7
     prepared = {_variant(p) for p in s._plans.values()}
     for n in range(1, 71):
-        assert _variant(s._plan(n, torch.bfloat16, False, 3, False)) in prepared, n
+        for shared in (False, True):
+            assert _variant(s._plan(n, torch.bfloat16, False, 3, False, shared=shared)) in prepared, n
     # The draft-probabilities variants (a stage-2 constexpr) are prepared on request, and only then.
     assert _variant(s._plan(5, torch.bfloat16, False, 3, False, True)) not in prepared
     s.warmup(70, draft_probs=True)

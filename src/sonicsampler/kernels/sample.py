@@ -652,9 +652,11 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     seed = tl.load(seed_ptr + slot)
     pos = tl.load(positions_ptr + row)
     n_top = tl.load(n_logprobs_ptr + slot)
-    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     if SHARED:
-        announce(board_ptr, row)   # other programs may wait for this row's decision
+        # Other programs may wait for this row's decision. Before the wait: the board is this stage's
+        # own (the previous launch's stage 2 finished before this launch's stage 1 began).
+        announce(board_ptr, row, sync_ptr, n_help)
+    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse) = row_distribution(

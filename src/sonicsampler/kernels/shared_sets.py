@@ -32,9 +32,12 @@ programs, past the rows, only help (a lone long row would otherwise run all its 
 - Every program of such a launch takes a ticket from a counter when it starts, and the ticket, not
   its program id, says which row it serves: tickets 0..n_rows-1 serve the rows, the others help. So a
   helper knows that every row's program is running (took its ticket before), and may wait for all of
-  them to decide (a second counter) without assuming that the whole grid fits on the GPU at once.
-- The last helper to leave zeroes the three counters (tickets, decided, helpers left) for the next
+  them to announce themselves (a second counter, after the STARTED state) without assuming that the
+  whole grid fits on the GPU at once. Then it reads the board as any program does.
+- The last helper to leave zeroes the three counters (tickets, announced, helpers left) for the next
   launch. Only the variant that has helpers (HELPERS in stage 2) compiles their code.
+Rows announce themselves before stage 1's end (the PDL wait), off their critical path: the board is
+stage 2's own, and the previous launch's stage 2 finished before this launch's stage 1 began.
 The results are the same with or without helpers: the chunks and their reduction order are the same.
 """
 import triton
@@ -54,9 +57,9 @@ DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
 POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 
 
-# The launch's counters (sync_ptr): tickets taken, rows decided, helpers left.
+# The launch's counters (sync_ptr): tickets taken, rows announced, helpers left.
 TICKETS = tl.constexpr(0)
-DECIDED = tl.constexpr(1)
+ANNOUNCED = tl.constexpr(1)
 LEFT = tl.constexpr(2)
 
 
@@ -71,9 +74,12 @@ def take_ticket(sync_ptr, n_help):
 
 
 @triton.jit
-def announce(board_ptr, row):
-    """First thing in a program that may be waited for: helpers wait for this row to decide."""
+def announce(board_ptr, row, sync_ptr, n_help):
+    """First thing in a row's program: other programs wait for a STARTED row to decide. With helpers,
+    count the row announced (after its state: helpers read the board once every row has)."""
     tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="release")
+    if n_help > 0:
+        tl.atomic_add(sync_ptr + ANNOUNCED, 1, sem="release")
 
 
 @triton.jit
@@ -177,15 +183,12 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
               thr, m, f_hi_k, target_k, f_hi, target)
     elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="release")
-    if n_help > 0:
-        # Helpers start once every row has decided (posted its first pass or is done), so that none
-        # leaves before a long row has posted. Every row's program runs already (take_ticket).
-        if row < n_share:
-            tl.atomic_add(sync_ptr + DECIDED, 1, sem="release")
-        else:
-            decided = tl.atomic_add(sync_ptr + DECIDED, 0, sem="acquire")
-            while decided < n_share:
-                decided = tl.atomic_add(sync_ptr + DECIDED, 0, sem="acquire")
+    if row >= n_share:
+        # A helper reads the board once every row has announced itself (its program runs already:
+        # take_ticket), so that a row's DONE from the previous launch is not taken for this one's.
+        announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
+        while announced < n_share:
+            announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
     go = phase < 4
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
@@ -264,7 +267,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                        HAS_MASK, MAX_BIAS)
     if row >= n_share:
         # The last helper to leave zeroes the counters for the next launch: every row took its ticket
-        # and counted itself decided before any helper started, and rows touch them no more.
+        # and counted itself announced before any helper started, and rows touch them no more.
         left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
         if left == n_help - 1:
             tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)

@@ -117,6 +117,14 @@ def check_graph(v=151936, n=32):
         s.sample(logits[:rows], slots[:rows], pos[:rows])
     emit(what=f"recompiles_rows_1_{n}_penalised_after_warmup", before=before,
          after=compiled_variants(sample_stage1, sample_stage2))
+    # A request whose nucleus may exceed the bound (top-p without top-k): its batches take stage 2's
+    # SHARED variant (with helper programs below 16 rows), which warmup also prepared.
+    s.remove_request(1)
+    s.add_request(1, SamplingParams(temperature=0.7, top_p=0.9, seed=1))
+    for rows in range(1, n + 1):
+        s.sample(logits[:rows], slots[:rows], pos[:rows])
+    emit(what=f"recompiles_rows_1_{n}_shared_after_warmup", before=before,
+         after=compiled_variants(sample_stage1, sample_stage2))
 
 
 def _verify_inputs(bsz, gamma, v, gen):

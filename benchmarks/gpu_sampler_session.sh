@@ -568,6 +568,21 @@ if rows:
             # and spills 120 bytes in the non-shared variant's local compile), then the all-bounded batch A/B
     timeout 250 python3 benchmarks/sampler_mix.py --rows 32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix top_p,top_p_no_k --regs2 0,255,0,255 --budget-ms 40 ;;
+  checks94) # run 94: graph replay equals eager, and nothing compiles over 1..32 rows after warm-up, for plain,
+            # penalised and shared batches (warm-up now prepares stage 2's SHARED variants); fp32 long rows
+            # shared among standard ones
+    timeout 380 python3 benchmarks/check_sampler_gpu.py graph 2>&1 | grep -v "'what': 'env'"
+    timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared_fp32 2>&1 | grep -v "'what': 'env'" ;;
+  ab95)     # run 95: the final code against 4b90c93 (.ab/old/src): issue 5's batches and the standard one,
+            # then verification (γ = 3; stage 2's register cap applies to it too)
+    mix_ab "" 200 --rows 1,16,128 --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
+    for impl in sonicsampler; do
+        timeout 90 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
+            --impl sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 90 python3 benchmarks/run.py --case verify --gamma 3 \
+            --vocab 151936 --rows 1,32,128 --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 \
+            | grep -v "^ \|Warning\|warn"
+    done ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -22,6 +22,14 @@ mix_ab() {
     PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$secs" python3 benchmarks/sampler_mix.py --vocab 151936 \
         --out "$OUT/sample_mix_before.csv" "$@"
 }
+# verify_ab SECONDS ROWS: verification (γ = 3, V = 151936) on the tree's code, then on .ab/old/src
+verify_ab() {
+    timeout "$1" python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows "$2" \
+        --impl sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
+    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$1" python3 benchmarks/run.py --case verify --gamma 3 \
+        --vocab 151936 --rows "$2" --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 \
+        | grep -v "^ \|Warning\|warn"
+}
 case "$1" in
   topk)     # runs 18-20 in one call: top-k exactness (fp16/fp32 shapes, table configurations), graph and
             # recompiles after topk_warmup, stage-2 parts, top-k against its baselines at four vocabularies
@@ -576,13 +584,9 @@ if rows:
   ab95)     # run 95: the final code against 4b90c93 (.ab/old/src): issue 5's batches and the standard one,
             # then verification (γ = 3; stage 2's register cap applies to it too)
     mix_ab "" 200 --rows 1,16,128 --mix top_p,top_p_no_k,long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
-    for impl in sonicsampler; do
-        timeout 90 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32,128 \
-            --impl sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 90 python3 benchmarks/run.py --case verify --gamma 3 \
-            --vocab 151936 --rows 1,32,128 --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 \
-            | grep -v "^ \|Warning\|warn"
-    done ;;
+    verify_ab 90 1,32,128 ;;
+  verify96) # run 96: verification (γ = 3) at 32 / 128 requests, the final code against 4b90c93: what run 95 cut off
+    verify_ab 250 32,128 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -587,6 +587,15 @@ if rows:
     verify_ab 90 1,32,128 ;;
   verify96) # run 96: verification (γ = 3) at 32 / 128 requests, the final code against 4b90c93: what run 95 cut off
     verify_ab 250 32,128 ;;
+  ab97)     # run 97: DONE without a fence and a lone row that skips the board, against c3e2752 (.ab/old/src):
+            # the standard and the may-but-do-not batch at 1 / 16 rows, alternating twice; a lone long nucleus;
+            # then the first half of the feature breakdown (base .. min-p) at 1 / 32 / 128 rows
+    mix_ab " 1" 150 --rows 1,16 --mix top_p,top_p_no_k --budget-ms 40
+    mix_ab " 2" 60 --rows 1,16 --mix top_p,top_p_no_k --budget-ms 40
+    timeout 60 python3 benchmarks/sampler_mix.py --rows 1 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
+    timeout 260 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
+        --mix base,temperature,top_k,top_p,min_p --budget-ms 40 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -182,14 +182,15 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, who,
               thr, m, f_hi_k, target_k, f_hi, target)
     elif row < n_share:
-        tl.atomic_xchg(own, DONE, sem="release")
+        tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
     if row >= n_share:
         # A helper reads the board once every row has announced itself (its program runs already:
         # take_ticket), so that a row's DONE from the previous launch is not taken for this one's.
         announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
         while announced < n_share:
             announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
-    go = phase < 4
+    # A lone row that is not long has no one to help: it skips the board (its helpers still read it).
+    go = (phase < 3) | (n_share > 1) | (row >= n_share)
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
         wi = tl.zeros((), tl.int32)
@@ -211,7 +212,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                     drawn = tl.min(tl.where((cc < nch) & (best == top), idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
                     log_final = m + tl.log(tl.sum(tl.sum(tl.where(j16[None, :] == 2, blk, 0.0), axis=1)))
                     phase = 3
-                    tl.atomic_xchg(own, DONE, sem="release")
+                    tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
                     s_lo, shift, s_target, s_f_hi, jj = search_step(tl.sum(blk, axis=0), s_lo, shift, s_target,

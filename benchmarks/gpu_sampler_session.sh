@@ -596,6 +596,11 @@ if rows:
         --mix long_nucleus_1_in_16,long_min_p_1_in_16 --budget-ms 40
     timeout 260 python3 benchmarks/sampler_mix.py --rows 1,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \
         --mix base,temperature,top_k,top_p,min_p --budget-ms 40 ;;
+  ab98)     # run 98: raw top-n of processed rows through bare launches and one fill kernel: production-size tokens
+            # (top-n ids against the reference), then processing with and without top-20 raw logprobs, GPU
+            # and host time, against 7bcc802 (.ab/old/src)
+    CHECK_STRATEGIES=rank timeout 250 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 160 --rows 1,32 --mix processing,logprobs --budget-ms 40 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -22,7 +22,8 @@ from .pdl import stage2_options
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
-from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk
+from .kernels.raw_top import raw_top_fill
+from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk_launched
 from .tuning import STRATEGIES, SampleConfig, sample_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
@@ -80,6 +81,7 @@ class Sampler:
         self._plans: dict[tuple, dict] = {}
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
+        self._fill_raw_top = Launcher(raw_top_fill)
         self._summary_key, self._summary = None, (0, False, False, False)
         # Per slot, decided at admission so that a step only looks it up: whether its request's set may
         # exceed the bound (_may_exceed).
@@ -393,21 +395,17 @@ class Sampler:
         """Raw top-n log-probabilities of rows whose processing reorders tokens: an exact top-n of the
         raw logits, for those rows only (selected on the device: no host read). Rows not `valid` get
         ids -1 and log-probabilities `missing` (NaN: an invalid row; verification pads positions it
-        did not emit with -inf) in their asked lanes."""
+        did not emit with -inf) in their asked lanes. Three launches (the top-k's two, then
+        kernels/raw_top.py), each through launch.Launcher: no host work beyond the launches."""
         t = self.table
-        vals, ids = topk(logits, min(n_top, MAX_LOGPROBS))
-        flags = t.flags[slots_dev]
-        n_row = t.n_logprobs[slots_dev]
-        raw_mode = ((flags & bits.LOGPROBS) != 0) & ((flags & bits.LOGPROBS_PROCESSED) == 0)
-        asked = torch.arange(n_top, device=logits.device)[None, :] < n_row[:, None]
-        # A NaN raw normalizer (a raw NaN or +inf the processing masked): like torch's log_softmax of the
-        # raw row, every raw log-probability is NaN, so no token ranks (ids -1, log-probabilities -inf).
-        ranked = ~torch.isnan(raw_lse)[:, None]
-        lp = torch.where(valid[:, None], vals.float() - raw_lse[:, None], torch.full_like(top_lp, missing))
-        take = raw_mode[:, None] & asked & (ranked | ~valid[:, None])
-        top_lp.copy_(torch.where(take, lp, torch.where(raw_mode[:, None], torch.full_like(top_lp, float("-inf")), top_lp)))
-        top_ids.copy_(torch.where(take & valid[:, None], ids, torch.where(raw_mode[:, None], -1, top_ids)))
-
+        k = min(n_top, MAX_LOGPROBS)
+        n = logits.shape[0]
+        vals, ids = topk_launched(logits, k)
+        key = (n, n_top, tensor_spec(vals), tensor_spec(ids), tensor_spec(slots_dev), tensor_spec(valid),
+               tensor_spec(raw_lse), tensor_spec(top_ids), tensor_spec(top_lp), missing)
+        self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
+                                       top_ids, top_lp, n_top, missing),
+                           {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)
 
 def _variant(plan: dict) -> tuple:
     """What a compiled kernel pair is specialised on, of a plan: its constexprs and launch options."""
@@ -443,6 +441,7 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
 # draft outputs. The slot table's tensors and the plan's scratch keep their addresses.
 _DYNAMIC1 = (0, 1, 3, 5, 7, 8)
 _DYNAMIC2 = _DYNAMIC1 + tuple(range(30, 37)) + (38, 39, 40, 41)
+_DYNAMIC_RAW_TOP = (0, 1, 2, 6, 7, 8, 9)   # raw_top_fill's per-call tensors
 
 
 def _reg_cap(regs: int) -> dict:

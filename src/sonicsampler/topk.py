@@ -6,6 +6,7 @@ import torch
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.topk import topk_stage1, topk_stage2
+from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
 from .tuning import TopKConfig, topk_config
 
@@ -112,8 +113,9 @@ def topk_warmup(vocab: int, max_rows: int, ks=(128,), dtype: torch.dtype = torch
     return len(variants)
 
 
-def _launches(logits, k, cfg: TopKConfig, values, indices):
-    """The two launches of one top-k call, as closures (benchmarks time them one by one)."""
+def _plan(logits, k, cfg: TopKConfig) -> dict:
+    """What the two launches of a top-k over logits' shape take besides the per-call tensors: grids,
+    scratch, constexprs and launch options."""
     n, v = logits.shape
     dev = logits.device
     cfg.check()
@@ -128,23 +130,61 @@ def _launches(logits, k, cfg: TopKConfig, values, indices):
     z_log2 = max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e))
     key64 = logits.dtype == torch.float32
     key_dtype = torch.uint64 if key64 else torch.uint32
-    cand = _scratch.get("cand", n * z * e, torch.uint64, dev)
-    compact = _scratch.get("compact", n * z * m, key_dtype, dev)
-    refill = _scratch.get("refill", n * 4 * c, key_dtype, dev)
-    nan = _scratch.get("nan", n * z, torch.int32, dev)
-    stride = logits.stride(0)
     pdl = stage2_options(dev, n, "topk")   # small batches: stage 2 starts during stage 1's last wave (pdl.py)
+    return {"z": z, "k": k,
+            "cand": _scratch.get("cand", n * z * e, torch.uint64, dev),
+            "compact": _scratch.get("compact", n * z * m, key_dtype, dev),
+            "refill": _scratch.get("refill", n * 4 * c, key_dtype, dev),
+            "nan": _scratch.get("nan", n * z, torch.int32, dev),
+            "const1": dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
+                           STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
+                           INF_KEY=_INF_KEY[logits.dtype], PDL=pdl["PDL"], num_warps=cfg.warps1),
+            "const2": dict(Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
+                           KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype], num_warps=cfg.warps2, **pdl)}
+
+
+def _args(plan: dict, logits, values, indices) -> tuple[tuple, tuple]:
+    """The two launches' leading arguments (every parameter before the constexprs)."""
+    n, v = logits.shape
+    stride, z = logits.stride(0), plan["z"]
+    return ((logits, stride, v, plan["cand"], plan["compact"], plan["nan"], z),
+            (plan["cand"], plan["nan"], z, logits, stride, v, plan["k"], values, indices, plan["refill"]))
+
+
+def _launches(logits, k, cfg: TopKConfig, values, indices):
+    """The two launches of one top-k call, as closures (benchmarks time them one by one)."""
+    plan = _plan(logits, k, cfg)
+    a1, a2 = _args(plan, logits, values, indices)
+    n = logits.shape[0]
 
     def stage1():
-        topk_stage1[(z * n,)](logits, stride, v, cand, compact, nan, z,
-                            BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
-                            STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                            INF_KEY=_INF_KEY[logits.dtype], PDL=pdl["PDL"], num_warps=cfg.warps1)
+        topk_stage1[(plan["z"] * n,)](*a1, **plan["const1"])
 
     def stage2():
-        topk_stage2[(n,)](cand, nan, z, logits, stride, v, k, values, indices, refill,
-                          Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
-                          KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                          num_warps=cfg.warps2, **pdl)
+        topk_stage2[(n,)](*a2, **plan["const2"])
 
     return stage1, stage2
+
+
+_LAUNCH1, _LAUNCH2 = Launcher(topk_stage1), Launcher(topk_stage2)
+_PLANS: dict = {}
+_DYNAMIC1, _DYNAMIC2 = (0, 1), (3, 4, 7, 8)   # the per-call logits (and row stride), values, indices
+
+
+def topk_launched(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`topk` for a caller on a hot path whose inputs are already checked (the Sampler's raw top-n):
+    the plan is kept per shape and both launches go through launch.Launcher (a bare C launch once
+    compiled), where Triton's binding of every argument cost tens of microseconds of host time each."""
+    n, v = logits.shape
+    dev = logits.device
+    values = torch.empty((n, k), dtype=logits.dtype, device=dev)
+    indices = torch.empty((n, k), dtype=torch.int64, device=dev)
+    pkey = (n, v, k, logits.dtype, dev)
+    plan = _PLANS.get(pkey)
+    if plan is None:
+        plan = _PLANS[pkey] = _plan(logits, k, topk_config(dev, v, n))
+    a1, a2 = _args(plan, logits, values, indices)
+    key = (pkey, tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(values), tensor_spec(indices))
+    _LAUNCH1((plan["z"] * n,), key, a1, plan["const1"], _DYNAMIC1)
+    _LAUNCH2((n,), key, a2, plan["const2"], _DYNAMIC2)
+    return values, indices

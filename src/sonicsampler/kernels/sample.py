@@ -589,33 +589,23 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py). HELPERS (implies SHARED): n_help programs past the n_rows rows
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it)."""
+    row = tl.program_id(0).to(tl.int64)
+    helper = False
     if HELPERS:   # implies SHARED
         row = take_ticket(sync_ptr, n_help)
-        if row >= n_rows:
-            wait_for_previous(PDL)
-            no = row < 0
-            zero = tl.zeros((), tl.int64)
-            _d, _lf, _t = shared_long_set(
-                row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
-                zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
-                words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
-                IS_BF16, HAS_MASK, MAX_BIAS)
-        else:
-            _sample_row(row,
-                        logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                        mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
-                        cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
-                        tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
-                        raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                        board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
-                        Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
-                        HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
-                        EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=True)
+        helper = row >= n_rows
+    if helper:
+        wait_for_previous(PDL)
+        no = row < 0
+        zero = tl.zeros((), tl.int64)
+        _d, _lf, _t = shared_long_set(
+            row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
+            zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+            temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
+            IS_BF16, HAS_MASK, MAX_BIAS)
     else:
-        _sample_row(tl.program_id(0).to(tl.int64),
+        _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                     mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,

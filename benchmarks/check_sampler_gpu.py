@@ -197,6 +197,33 @@ def check_sample_long(v, dtype):
          eager_ms=_eager_ms(lambda: s.sample(logits.cuda(), list(range(n)), positions)))
 
 
+def check_graph_late_long(v=151936):
+    """A graph captured while only bounded requests are admitted (as an engine captures at start-up),
+    replayed after a request whose nucleus exceeds the bound was admitted: its row is exact, equal to
+    eager and to the reference."""
+    s = Sampler(v, 2, "cuda")
+    s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(2, v, generator=gen)
+    logits[1] *= 0.3                                      # flat: a nucleus of thousands of tokens
+    logits = logits.to(torch.bfloat16)
+    x = logits.cuda()
+    slots_d, pos_d = torch.arange(2, device="cuda"), torch.tensor([3, 4], device="cuda")
+    s.sample(x, slots_d, pos_d)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        gout = s.sample(x, slots_d, pos_d)
+    late = SamplingParams(temperature=1.5, top_p=0.99, seed=2)
+    s.add_request(1, late)
+    g.replay()
+    torch.cuda.synchronize()
+    eager = s.sample(x, slots_d, pos_d)
+    ref = reference.sample(logits, [s.table.host[0], s.table.host[1]], positions=[3, 4])
+    emit(what="graph_captured_before_a_long_request", exact=gout.exact.tolist(),
+         equals_eager=bool(torch.equal(gout.tokens, eager.tokens)),
+         equals_reference=bool(torch.equal(gout.tokens.cpu(), ref.tokens)))
+
+
 def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     """Batches where one row in 16 has a long set (flat rows, LONG_SETS in turn) among standard rows,
     so that stage 2's programs share its passes (kernels/shared_sets.py): every row's token equal to
@@ -323,6 +350,8 @@ if __name__ == "__main__":
     if "verify_long" in parts:
         check_verify_long(151936, 4, 3)
         check_verify_long(32000, 8, 1)
+    if "graph_late_long" in parts:
+        check_graph_late_long()
     if "long_shared" in parts:  # long rows among standard ones: their passes shared by the batch
         for n in (16, 128):
             check_long_shared(151936, n)

@@ -601,6 +601,10 @@ if rows:
             # and host time, against 7bcc802 (.ab/old/src)
     CHECK_STRATEGIES=rank timeout 250 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 160 --rows 1,32 --mix processing,logprobs --budget-ms 40 ;;
+  graph99)  # run 99: device slots (the graph path) always take stage 2's SHARED variant: a graph captured before a
+            # long request was admitted samples it exactly; the standard mix on that path against d3a1b33
+    timeout 120 python3 benchmarks/check_sampler_gpu.py graph_late_long 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 150 --rows 1,16,32,128 --mix top_p --budget-ms 40 ;;
   final87)  # run 87: issue 5's batches at the default 16 chunks: the long-row batches and the all-bounded one
             # at 1 / 16 / 32 / 128 rows (V = 151936), then at 16 / 128 rows at V = 262144
     timeout 300 python3 benchmarks/sampler_mix.py --rows 1,16,32,128 --vocab 151936 --out "$OUT/sample_mix.csv" \

@@ -565,9 +565,15 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
     fresh = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
     fresh.warmup(2)   # nothing admitted: the interpreter compiles nothing, but the plans are made
     assert {k[-1] for k in fresh._plans} == {False, True}
+    # Device slots (the CUDA-graph path: the batch's requests are unknown on the host) always share
+    # the passes, so that a graph captured before a request that may exceed the bound was admitted
+    # samples it exactly; host slots share only when a row's request may exceed it.
+    fresh.add_request(0, SamplingParams(temperature=0.7, top_k=20))
+    assert fresh._batch_summary(None, False)[3] and not fresh._batch_summary([0], False)[3]
     approx = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, allow_bounded_approximation=True)
     approx.add_request(0, SamplingParams(temperature=0.7, top_p=0.9))
-    assert not approx._batch_summary([0], False)[3]
+    assert not approx._batch_summary([0], False)[3] and not approx._batch_summary(None, False)[3]
+    assert not approx._plan(1, torch.bfloat16, False, 0, False, shared=True)["const2"]["SHARED"]
 
 
 def test_greedy_rows_processed_logprobs_beyond_the_bound():

@@ -9,6 +9,8 @@ and valid = False.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import indicators as bits
@@ -285,8 +287,12 @@ class Sampler:
         if slots_host is None:
             key = (t.version, has_mask)
             if self._summary_key != key:
-                self._summary_key, self._summary = key, self._summarize(
+                n_top, raw, penalised, _shared = self._summarize(
                     [s for s in range(t.max_slots) if t.host[s] is not None], has_mask)
+                # Device slots (the CUDA-graph path) always take the shared passes when rows are exact:
+                # a graph captured before any request that may exceed the bound was admitted (an
+                # engine's start-up capture) must still sample such requests exactly when replayed.
+                self._summary_key, self._summary = key, (n_top, raw, penalised, self.exact_untruncated)
             return self._summary
         return self._summarize(slots_host, has_mask)
 
@@ -322,6 +328,7 @@ class Sampler:
         """Everything about the two launches that depends on shapes and options only, computed once per
         combination so that a step's host work is the launches themselves. shared: a row's set may
         exceed the bound; stage 2's SHARED variant then runs the exact passes, shared by its programs."""
+        shared = shared and self.exact_untruncated   # the bounded approximation has no passes to share
         key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared)
         plan = self._plans.get(key)
         if plan is not None:
@@ -398,11 +405,12 @@ class Sampler:
         did not emit with -inf) in their asked lanes. Three launches (the top-k's two, then
         kernels/raw_top.py), each through launch.Launcher: no host work beyond the launches."""
         t = self.table
-        k = min(n_top, MAX_LOGPROBS)
+        assert n_top <= MAX_LOGPROBS   # add_request's limit: the fill reads n_top lanes of the top-k
         n = logits.shape[0]
-        vals, ids = topk_launched(logits, k)
+        vals, ids = topk_launched(logits, n_top)
         key = (n, n_top, tensor_spec(vals), tensor_spec(ids), tensor_spec(slots_dev), tensor_spec(valid),
-               tensor_spec(raw_lse), tensor_spec(top_ids), tensor_spec(top_lp), missing)
+               tensor_spec(raw_lse), tensor_spec(top_ids), tensor_spec(top_lp),
+               "nan" if math.isnan(missing) else missing)   # every NaN one key (NaN != NaN)
         self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
                                        top_ids, top_lp, n_top, missing),
                            {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)

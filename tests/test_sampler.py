@@ -539,6 +539,20 @@ def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
         assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
+def test_helper_launches_whose_rows_point_at_no_slot_end_and_reset():
+    """Warm-up launches the SHARED variants with rows that point at no slot (all invalid): with helper
+    programs too, every launch ends, its rows come out invalid, and the counters are back at zero."""
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    plan = s._plan(2, torch.bfloat16, False, 0, False, shared=True)
+    assert plan["help"] == 2
+    logits = torch.randn(2, V).to(torch.bfloat16)
+    nowhere = torch.full((2,), s.table.max_slots, dtype=torch.int64)
+    for _ in range(2):
+        out = s._launch(plan, logits, nowhere, torch.zeros(2, dtype=torch.int64), None)
+        assert out.tokens.tolist() == [-1, -1] and not bool(out.valid.any())
+        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
+
+
 def test_batches_that_may_hold_long_rows_share_their_passes():
     """Stage 2's SHARED variant, whose programs share the exact passes (kernels/shared_sets.py), runs
     only batches with a request whose set can exceed the bound: top-p or min-p without a top-k within the

@@ -87,7 +87,8 @@ def call():   # small shapes: each compile takes seconds
     s = Sampler(600, 3, "cpu", bound=16, block=256)
     s.add_request(0, SamplingParams(temperature=0.7, top_k=5, seed=1))
     s.add_request(1, SamplingParams(seed=2))
-    s.add_request(2, SamplingParams(temperature=0.7, top_p=0.9, seed=3))   # stage 2's SHARED variant
+    # Stage 2's SHARED variant, with top-n log-probabilities (its raw re-ranking and whole-row pass).
+    s.add_request(2, SamplingParams(temperature=0.7, top_p=0.9, seed=3, logprobs=2))
     s.sample(torch.randn(2, 600).to(torch.bfloat16), [0, 1], [0, 0])
     s.sample(torch.randn(2, 600).to(torch.bfloat16), [0, 2], [0, 0])
     s.verify(torch.randn(4, 600).to(torch.bfloat16), torch.zeros(2, 1, dtype=torch.int64), [0, 1], [0, 0])
@@ -107,7 +108,8 @@ def test_sm90_compiles_hold_the_trigger_and_the_wait():
     with PDL, every stage 1 (top-k, sampler) has griddepcontrol.launch_dependents in its PTX and every
     stage 2 (top-k, sampler, verification) griddepcontrol.wait, each only the one it needs; without
     PDL, neither (top-k). The sampler's and verification's launches are the ones a Sampler call makes
-    (captured, not run), at small shapes: stage 2 both without and with the shared passes."""
+    (captured, not run), at small shapes: stage 2 both without and with the shared passes (the latter
+    with top-n log-probabilities)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     out = subprocess.run([sys.executable, "-c", _COMPILE, str(ROOT)], capture_output=True, text=True, env=env,

@@ -539,6 +539,36 @@ def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
         assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_processed_raw_logprobs_rows_stay_exact_without_the_launchers_top_k(dtype):
+    """A launch planned without the launcher's raw top-k (raw_rows_processed False: a CUDA graph
+    captured before a request with penalties, bias or a mask and raw logprobs was admitted) still
+    gives such rows the reference's raw top-n: stage 2 builds it from the whole row. Without that,
+    their top-n came from the processed candidates (here the penalties and bias move tokens in and out
+    of the top). With and without a grammar mask."""
+    gen = torch.Generator().manual_seed(41)
+    n = 4
+    logits = (1.5 * torch.randn(n, V, generator=gen)).to(dtype)
+    top = logits.float().topk(8, dim=-1).indices
+    params = [SamplingParams(temperature=0.8, repetition_penalty=3.0, seed=1, logprobs=5),
+              SamplingParams(logit_bias={int(top[1, 0]): -20.0, int(top[1, 1]): -20.0, 3: 9.0}, seed=2, logprobs=5),
+              SamplingParams(temperature=0.7, frequency_penalty=0.5, seed=3, logprobs=4, logprobs_mode="processed"),
+              SamplingParams(temperature=1.3, seed=4, logprobs=5)]
+    prompts = [top[0, :4].tolist(), [], [], []]
+    mask = torch.full((n, -(-V // 32)), -1, dtype=torch.int32)
+    mask[:, 0] = 0x0000FFFF                                        # tokens 16..31 not allowed
+    for m in (None, mask):
+        s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK)
+        for i, p in enumerate(params):
+            s.add_request(i, p, prompt_token_ids=prompts[i])
+        plan = s._plan(n, dtype, m is not None, 5, False, penalised=True)
+        assert plan["const2"]["RAW_TOP_FROM_CANDIDATES"]
+        positions = list(range(20, 20 + n))
+        out = s._launch(plan, logits, torch.arange(n), torch.tensor(positions), m)
+        n_exact, _ = check_against_reference(logits, params, positions, prompts, [[]] * n, out, mask=m)
+        assert n_exact == n
+
+
 def test_helper_launches_whose_rows_point_at_no_slot_end_and_reset():
     """Warm-up launches the SHARED variants with rows that point at no slot (all invalid): with helper
     programs too, every launch ends, its rows come out invalid, and the counters are back at zero."""

@@ -44,6 +44,7 @@ from .tile import load_tile, processed_tile, tile_keys
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
 TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
+REORDERING = tl.constexpr(bits.REORDERING)
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
 MIN_P = tl.constexpr(bits.MIN_P)
@@ -398,7 +399,7 @@ def _head_ranks(word, C: tl.constexpr, HEAD: tl.constexpr):
 
 @triton.jit
 def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse, n_top,
-                  refill_ptr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                  whole, refill_ptr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, HEAD: tl.constexpr):
     """Output order of the candidates for a temperature-only row's raw top-n log-probabilities, with the
     ids and log-probabilities to order.
@@ -417,7 +418,12 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
     index) ranking this replaces cost about four times the instructions (fp32 inputs keep it). They
     rank only the first HEAD candidates when those settle the top n (the condition is argued in the
     code): the logprobs mix's excess over the standard one went from +33% to +16% at 1 row with this
-    and stage 2's fewer reductions (docs/PERFORMANCE.md, runs 77-81)."""
+    and stage 2's fewer reductions (docs/PERFORMANCE.md, runs 77-81).
+
+    whole: build the raw top C from the whole row without looking at the candidates, for a row whose
+    processing reorders tokens (penalties, bias, a grammar mask) in a launch planned without the
+    launcher's raw top-k (a CUDA graph captured before such a request was admitted). A NaN raw
+    normalizer (a raw NaN or +inf) then ranks no token, as the launcher's fill does."""
     C: tl.constexpr = 2 ** C_LOG2
     lane = tl.arange(0, C)
     nth = tl.maximum(n_top, 1) - 1
@@ -437,6 +443,7 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
             rv_n, rv_h = tl.reduce((tl.where(lane == nth, rank_val, 0.0), tl.where(lane == HEAD, rank_val, 0.0)),
                                    0, _sum2)
             head_ok = (rv_n > rv_h) | (rv_h == float("-inf"))
+        head_ok = tl.where(whole, False, head_ok)
         if head_ok:
             order = _head_ranks(word, C, HEAD)
         else:
@@ -446,7 +453,7 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
         rv_nth = tl.max(tl.where(order == nth, rank_val, float("-inf")))
         rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
         # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
-        if tl.where(n_real >= C, rv_last >= rv_nth, False):
+        if tl.where(whole, True, tl.where(n_real >= C, rv_last >= rv_nth, False)):
             top = tl.zeros((C,), tl.uint64)
             t = 0
             while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
@@ -454,7 +461,7 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
                 top = merge_tile_top(top, keys, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
                                      BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
-            ok = (top >> 32) > NEG_INF_KEY
+            ok = ((top >> 32) > NEG_INF_KEY) & (tl.zeros((C,), tl.float32) + raw_lse == raw_lse)
             ids = tl.where(ok, row_key_index(top), -1)
             raw = tl.load(logits_ptr + row * stride_row + tl.where(ok, ids, 0), mask=ok, other=0.0).to(tl.float32)
             order = lane
@@ -506,7 +513,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
                    top_ids_row, top_lp_row, N_TOP,
                    Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr,
                    IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr, TOP_PAD: tl.constexpr,
-                   RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr):
+                   RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr, HAS_MASK: tl.constexpr):
     """A row's log-probabilities (SEMANTICS.md section 4), shared by the sampler's and verification's
     stage 2: the token's (raw_tok, x_tok: its raw and processed values) and the top-n (token,
     log-probability) pairs, in the row's mode (n_top of them; raw_lse: the raw full-vocabulary
@@ -547,10 +554,17 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
         if TOP_N:
             if ((flags & LOGPROBS_PROCESSED) != 0) | RAW_TOP_FROM_CANDIDATES:
                 order = lane
-                if ((flags & LOGPROBS_PROCESSED) == 0) & ((flags & TEMPERATURE) != 0):
+                # A raw row whose processing reorders tokens here (the launch was planned without the
+                # launcher's raw top-k: a graph captured before such a request) takes the whole row.
+                raw_mode = (flags & LOGPROBS_PROCESSED) == 0
+                if HAS_MASK:
+                    reorders = raw_mode
+                else:
+                    reorders = raw_mode & ((flags & REORDERING) != 0)
+                if raw_mode & (((flags & TEMPERATURE) != 0) | reorders):
                     order, ids_vec, lp_vec = raw_top_order(
                         logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val, ids_vec, lp_vec, raw_lse,
-                        n_top, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, HEAD)
+                        n_top, reorders, refill_ptr, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, HEAD)
                 # `order` is a permutation of 0..C-1 and N_TOP <= C (Sampler.add_request), so each
                 # output position gets exactly one candidate: one scattered store, where a selection
                 # per output position took two (TOP_PAD, C) block reductions.
@@ -731,5 +745,5 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_lse_ptr, refill_ptr, Z,
         idx, real, raw_c, x, keep, rank_val, log_final, valid, raw_tok, x_tok,
         top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP,
-        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N)
+        Z_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N, HAS_MASK)
     tl.store(logprob_ptr + row, lp_out)

@@ -1,7 +1,7 @@
 """Raw top-n log-probabilities of rows whose processing reorders tokens (Sampler._raw_top).
 
 Such rows' candidates are ranked on processed values, so their raw top-n comes from an exact top-k of
-the raw logits (sonicsampler.topk). This kernel writes it into the rows' outputs, one program per row:
+the raw logits (topk.topk_launched). This kernel writes it into the rows' outputs, one program per row:
 log-probability = raw value - the row's raw log-normalizer (stage 2's, exact over the vocabulary).
 It replaces about a dozen small torch operations (their host time and launches) with one launch.
 """

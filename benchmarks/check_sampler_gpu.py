@@ -199,29 +199,35 @@ def check_sample_long(v, dtype):
 
 def check_graph_late_long(v=151936):
     """A graph captured while only bounded requests are admitted (as an engine captures at start-up),
-    replayed after a request whose nucleus exceeds the bound was admitted: its row is exact, equal to
-    eager and to the reference."""
-    s = Sampler(v, 2, "cuda")
-    s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
+    replayed after two requests were admitted: one whose nucleus exceeds the bound (its row must be
+    exact), one with a repetition penalty and raw top-5 log-probabilities (the graph was planned
+    without the launcher's raw top-k: stage 2's whole-row pass gives its raw top-n). Tokens equal to
+    eager and to the reference, top-n ids equal to the reference's."""
+    s = Sampler(v, 3, "cuda")
+    s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1, logprobs=5))
     gen = torch.Generator().manual_seed(5)
-    logits = torch.randn(2, v, generator=gen)
-    logits[1] *= 0.3                                      # flat: a nucleus of thousands of tokens
+    logits = 2 * torch.randn(3, v, generator=gen)
+    logits[1] *= 0.15                                     # flat: a nucleus of thousands of tokens
     logits = logits.to(torch.bfloat16)
+    prompts = [[], [], logits[2].float().topk(4).indices.tolist()]   # the penalty reorders row 2's top
     x = logits.cuda()
-    slots_d, pos_d = torch.arange(2, device="cuda"), torch.tensor([3, 4], device="cuda")
+    slots_d, pos_d = torch.arange(3, device="cuda"), torch.tensor([3, 4, 5], device="cuda")
     s.sample(x, slots_d, pos_d)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         gout = s.sample(x, slots_d, pos_d)
-    late = SamplingParams(temperature=1.5, top_p=0.99, seed=2)
-    s.add_request(1, late)
+    s.add_request(1, SamplingParams(temperature=1.5, top_p=0.99, seed=2))
+    s.add_request(2, SamplingParams(temperature=0.8, repetition_penalty=3.0, seed=3, logprobs=5),
+                  prompt_token_ids=prompts[2])
     g.replay()
     torch.cuda.synchronize()
     eager = s.sample(x, slots_d, pos_d)
-    ref = reference.sample(logits, [s.table.host[0], s.table.host[1]], positions=[3, 4])
+    ref = reference.sample(logits, [s.table.host[i] for i in range(3)], positions=[3, 4, 5], prompt_token_ids=prompts)
     emit(what="graph_captured_before_a_long_request", exact=gout.exact.tolist(),
          equals_eager=bool(torch.equal(gout.tokens, eager.tokens)),
-         equals_reference=bool(torch.equal(gout.tokens.cpu(), ref.tokens)))
+         equals_reference=bool(torch.equal(gout.tokens.cpu(), ref.tokens)),
+         top_ids_equal=[bool(torch.equal(gout.top_token_ids[i].cpu(), ref.top_token_ids[i])) for i in (0, 2)],
+         eager_top_ids_equal=[bool(torch.equal(eager.top_token_ids[i].cpu(), ref.top_token_ids[i])) for i in (0, 2)])
 
 
 def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):

@@ -12,6 +12,8 @@ import pytest
 import torch
 
 from sonicsampler import SamplingInputError, SamplingParams, reference, rng
+from sonicsampler import indicators as bits
+from sonicsampler.kernels import shared_sets
 from sonicsampler.sampler import Sampler, sample
 
 from tolerances import assert_close
@@ -583,6 +585,35 @@ def test_helper_launches_whose_rows_point_at_no_slot_end_and_reset():
         assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
+def test_shared_launches_without_a_row_that_may_exceed_the_bound_share_nothing():
+    """Stage 2's SHARED variant (every CUDA-graph launch takes it) reads the batch's MAY_EXCEED bits
+    first: with none set, no row announces itself or touches the board and the helpers leave at once
+    (the board, poisoned here, is left as it was); with one set, the rows use the board (every state
+    ends DONE). Both batches give the reference's tokens and log-probabilities, and the ticket
+    counters are back at zero after each launch."""
+    gen = torch.Generator().manual_seed(43)
+    logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
+    bounded = [SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=600 + i, logprobs=2) for i in range(2)]
+    s = Sampler(V, 3, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    for i, p in enumerate(bounded):
+        s.add_request(i, p)
+    s.add_request(2, SamplingParams(temperature=1.0, top_p=0.9, seed=602, logprobs=2))
+    assert [(s.table.flags[i].item() & bits.MAY_EXCEED) != 0 for i in range(3)] == [False, False, True]
+    plan = s._plan(2, torch.bfloat16, False, 2, False, shared=True)
+    assert plan["const2"]["SHARED"] and plan["help"] == 2
+    board = plan["scratch"]["board"]
+    positions = [70, 71]
+    for slots, params in (([0, 1], bounded), ([0, 2], [bounded[0], s.table.host[2]])):
+        share = 2 in slots
+        board.fill_(0 if share else 7)
+        out = s._launch(plan, logits, torch.tensor(slots), torch.tensor(positions), None)
+        n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * 2, [[]] * 2, out)
+        assert n_exact == 2 and n_equal == 2
+        states = board[:: shared_sets.BOARD_W.value][:2].tolist()
+        assert states == ([shared_sets.DONE.value] * 2 if share else [7, 7]), (slots, states)
+        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
+
+
 def test_batches_that_may_hold_long_rows_share_their_passes():
     """Stage 2's SHARED variant, whose programs share the exact passes (kernels/shared_sets.py), runs
     only batches with a request whose set can exceed the bound: top-p or min-p without a top-k within the
@@ -600,6 +631,7 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
     for i, (p, _) in enumerate(cases):
         s.add_request(i, p)
     assert [s._batch_summary([i], False)[3] for i in range(len(cases))] == [want for _, want in cases]
+    assert [(int(f) & bits.MAY_EXCEED) != 0 for f in s.table.flags] == [want for _, want in cases]
     assert s._batch_summary([0, 3], False)[3] and s._batch_summary(None, False)[3]
     plan, alone = s._plan(2, torch.bfloat16, False, 0, False, shared=True), s._plan(2, torch.bfloat16, False, 0, False)
     assert plan["const2"]["SHARED"] and not alone["const2"]["SHARED"]

@@ -13,6 +13,9 @@ MIN_P = 1 << 9
 LOGPROBS = 1 << 10
 LOGPROBS_PROCESSED = 1 << 11
 TOP_LOGPROBS = 1 << 12          # top-n log-probabilities asked (n >= 1)
+# The request's truncated set may hold more than the Sampler's bound (min-p or top-p without a top-k within
+# the bound, or a top-k above it): stage 2's SHARED variant shares exact passes only in batches with such a row.
+MAY_EXCEED = 1 << 13
 
 # Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).
 REORDERING = REPETITION | FREQUENCY | PRESENCE | BIAS

@@ -63,7 +63,7 @@ class Sampler:
                  long_block: int | None = None, long_chunks: int = LONG_CHUNKS):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
-        self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias)
+        self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
         self.vocab_size, self.bound, self.block, self.warps, self.regs = vocab_size, bound, block, warps, regs
         self.exact_untruncated = not allow_bounded_approximation
         if emit is not None and (emit < 2 or emit & (emit - 1)):
@@ -85,9 +85,6 @@ class Sampler:
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
         self._fill_raw_top = Launcher(raw_top_fill)
         self._summary_key, self._summary = None, (0, False, False, False)
-        # Per slot, decided at admission so that a step only looks it up: whether its request's set may
-        # exceed the bound (_may_exceed).
-        self._may_grow = [False] * max_slots
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -97,13 +94,10 @@ class Sampler:
         if isinstance(params, SamplingParams) and isinstance(n, int) and n > self.bound:
             raise SamplingInputError("logprobs", f"asks for the top {n}; this Sampler's rows have {self.bound} "
                                      f"candidates (Sampler(bound=...) must be at least the largest logprobs)", slot)
-        resolved = self.table.assign(slot, params, prompt_token_ids)
-        self._may_grow[slot] = self._may_exceed(resolved)
-        return resolved
+        return self.table.assign(slot, params, prompt_token_ids)
 
     def remove_request(self, slot: int) -> None:
         self.table.release(slot)
-        self._may_grow[slot] = False
 
     def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False,
                draft_probs: bool = False) -> int:
@@ -303,16 +297,8 @@ class Sampler:
             (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
             and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
         penalised = has_mask or any(t.host_flags[s] & bits.REORDERING for s in rows)
-        shared = self.exact_untruncated and any(self._may_grow[s] for s in rows)
+        shared = self.exact_untruncated and any(t.host_flags[s] & bits.MAY_EXCEED for s in rows)
         return n_top, raw_rows_processed, penalised, shared
-
-    def _may_exceed(self, p: SamplingParams) -> bool:
-        """Whether a request's truncated set can hold more than the bound: min-p or top-p without a top-k
-        within the bound, or a top-k above it."""
-        k_active = p.top_k_active(self.vocab_size)
-        if k_active and p.top_k <= self.bound:
-            return False
-        return k_active or p.top_p < 1.0 or p.min_p > 0.0
 
     def launch_config(self, rows: int, penalised: bool = False) -> SampleConfig:
         """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),

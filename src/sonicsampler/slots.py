@@ -12,7 +12,7 @@ import math
 import torch
 
 from .errors import SamplingInputError
-from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MIN_P, PRESENCE,
+from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MAY_EXCEED, MIN_P, PRESENCE,
                          REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
 from .params import SamplingParams
 
@@ -22,7 +22,16 @@ def _f32(v: float) -> float:
     return float(torch.tensor(v, dtype=torch.float32))
 
 
-def indicator_bits(p: SamplingParams, vocab_size: int) -> int:
+def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
+    """Whether a request's truncated set can hold more than `bound` tokens: min-p or top-p without a
+    top-k within the bound, or a top-k above it."""
+    k_active = p.top_k_active(vocab_size)
+    if k_active and p.top_k <= bound:
+        return False
+    return k_active or p.top_p < 1.0 or p.min_p > 0.0
+
+
+def indicator_bits(p: SamplingParams, vocab_size: int, bound: int = 128) -> int:
     bits = ACTIVE
     if p.repetition_penalty != 1.0:
         bits |= REPETITION
@@ -48,14 +57,17 @@ def indicator_bits(p: SamplingParams, vocab_size: int) -> int:
             bits |= LOGPROBS_PROCESSED
         if p.logprobs > 0:
             bits |= TOP_LOGPROBS
+    if may_exceed(p, vocab_size, bound):
+        bits |= MAY_EXCEED
     return bits
 
 
 class SlotTable:
-    def __init__(self, vocab_size: int, max_slots: int, device, max_bias: int = 64):
+    def __init__(self, vocab_size: int, max_slots: int, device, max_bias: int = 64, bound: int = 128):
         if vocab_size < 1 or max_slots < 1:
             raise ValueError(f"vocab_size and max_slots must be >= 1, got {vocab_size}, {max_slots}")
         self.vocab_size, self.max_slots, self.max_bias = vocab_size, max_slots, max_bias
+        self.bound = bound   # the candidates per row (indicator bit MAY_EXCEED)
         # A concrete device ("cuda" -> "cuda:N"): tensors report their index, so that comparisons of
         # the caller's tensors with this device hold for every spelling of the same GPU.
         self.device = torch.empty(0, device=device).device
@@ -105,7 +117,7 @@ class SlotTable:
         if bad:
             raise SamplingInputError("prompt_token_ids", f"token {bad[0]} is outside the vocabulary of size "
                                      f"{self.vocab_size}", slot)
-        bits = indicator_bits(p, self.vocab_size)
+        bits = indicator_bits(p, self.vocab_size, self.bound)
         self.flags[slot] = bits
         self.inv_temperature[slot] = 1.0 / _f32(p.temperature if p.temperature > 0 else 1.0)
         self.top_k[slot] = p.top_k if p.top_k_active(self.vocab_size) else 0

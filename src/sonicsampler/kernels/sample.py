@@ -38,7 +38,7 @@ from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits
                    load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, set_head
-from .shared_sets import announce, shared_long_set, take_ticket
+from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -601,23 +601,25 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   HELPERS: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
-    such rows (kernels/shared_sets.py). HELPERS (implies SHARED): n_help programs past the n_rows rows
+    such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
+    graph always launches this variant). HELPERS (implies SHARED): n_help programs past the n_rows rows
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED
         row = take_ticket(sync_ptr, n_help)
         helper = row >= n_rows
+    share = row < 0   # false: whether the launch shares passes (a row's set may exceed the bound)
+    if SHARED:
+        share = batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2)
     if helper:
-        wait_for_previous(PDL)
-        no = row < 0
-        zero = tl.zeros((), tl.int64)
-        _d, _lf, _t = shared_long_set(
-            row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
-            zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
-            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-            temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
-            IS_BF16, HAS_MASK, MAX_BIAS)
+        if share:
+            _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+                  words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                  temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2,
+                  KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
+        else:
+            leave(sync_ptr, n_help)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
@@ -627,10 +629,28 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                     tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                     raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED)
+
+
+@triton.jit
+def _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+          board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
+          ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+          MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
+    """A helper program (no row of its own) of a launch that shares passes: the rows' passes only."""
+    wait_for_previous(PDL)
+    no = row < 0
+    zero = tl.zeros((), tl.int64)
+    _d, _lf, _t = shared_long_set(
+        row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
+        zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
+        IS_BF16, HAS_MASK, MAX_BIAS)
 
 
 @triton.jit
@@ -641,7 +661,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                 tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                 raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, share,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 IS_BF16: tl.constexpr,
@@ -657,9 +677,10 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     pos = tl.load(positions_ptr + row)
     n_top = tl.load(n_logprobs_ptr + slot)
     if SHARED:
-        # Other programs may wait for this row's decision. Before the wait: the board is this stage's
-        # own (the previous launch's stage 2 finished before this launch's stage 1 began).
-        announce(board_ptr, row, sync_ptr, n_help)
+        if share:
+            # Other programs may wait for this row's decision. Before the wait: the board is this stage's
+            # own (the previous launch's stage 2 finished before this launch's stage 1 began).
+            announce(board_ptr, row, sync_ptr, n_help)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
@@ -672,10 +693,11 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
-    # Only the SHARED variant has the passes; its batches hold every request whose set may exceed the
-    # bound (Sampler._may_exceed), so elsewhere no row is long (one would stay flagged inexact).
+    # Only the SHARED variant has the passes, and only its launches with a request whose set may exceed
+    # the bound (indicator MAY_EXCEED) run them; elsewhere no row is long (one would stay flagged inexact).
     if SHARED:
-        long_set, search_k, search_p = long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED)
+        in_share = tl.where(share, valid, False)   # a launch that shares nothing has no long row
+        long_set, search_k, search_p = long_set_kinds(flags, exact, in_share, EXACT_UNTRUNCATED)
     else:
         long_set, search_k, search_p = long_set_kinds(flags, exact, valid, False)
     # The candidates hold the row's whole final distribution: a bounded set proven exact, or a row whose
@@ -690,8 +712,8 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     # it comes from beyond the candidates (untruncated and long-set draws).
     token = first
     tok_lane = tl.zeros((), tl.int32)
-    if SHARED:
-        if EXACT_UNTRUNCATED:
+    if SHARED & EXACT_UNTRUNCATED:
+        if share:
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, sync_ptr, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),

@@ -43,7 +43,10 @@ The results are the same with or without helpers: the chunks and their reduction
 import triton
 import triton.language as tl
 
+from .. import indicators as _bits
 from .long_rows import chunk_pass, search_step
+
+MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
@@ -71,6 +74,36 @@ def take_ticket(sync_ptr, n_help):
     if n_help > 0:
         row = tl.atomic_add(sync_ptr + TICKETS, 1, sem="relaxed").to(tl.int64)
     return row
+
+
+@triton.jit
+def batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2: tl.constexpr):
+    """Whether a row of the launch belongs to a request whose set may exceed the bound (MAY_EXCEED, set
+    at admission). Every program reads the same answer; when none may, the launch shares nothing: no
+    row announces itself or touches the board, and helpers leave at once. (A CUDA graph's launches
+    always take the SHARED variant, whatever was admitted at capture: this keeps its cost to batches
+    that need it.) Read before the PDL wait: stage 1 writes neither the slots nor the table."""
+    rr = tl.arange(0, 2 ** ROWS_LOG2)
+    found = tl.zeros((), tl.int32)
+    b = tl.zeros((), tl.int64)
+    while b < n_rows:
+        r = b + rr
+        s = tl.load(slots_ptr + r, mask=r < n_rows, other=-1).to(tl.int64)
+        ok = (s >= 0) & (s < max_slots)
+        f = tl.load(flags_ptr + s, mask=ok, other=0)
+        found = tl.maximum(found, tl.max(((f & MAY_EXCEED) != 0).to(tl.int32)))
+        b += 2 ** ROWS_LOG2
+    return found > 0
+
+
+@triton.jit
+def leave(sync_ptr, n_help):
+    """A helper is done. The last to leave zeroes the counters for the next launch: every row took its
+    ticket (and counted itself announced, if it does) before any helper started, and rows touch them
+    no more."""
+    left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
+    if left == n_help - 1:
+        tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)
 
 
 @triton.jit
@@ -267,9 +300,5 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
     if row >= n_share:
-        # The last helper to leave zeroes the counters for the next launch: every row took its ticket
-        # and counted itself announced before any helper started, and rows touch them no more.
-        left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
-        if left == n_help - 1:
-            tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)
+        leave(sync_ptr, n_help)
     return drawn, log_final, target

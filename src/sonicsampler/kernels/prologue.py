@@ -8,8 +8,6 @@ division is (`div_exact`, with the scalar's fp64 reciprocal from the slot table)
 to 2 ulp off), which could move a processed value across a rounding boundary of the 16-bit ranking
 keys and so change a set at its edge.
 """
-import os
-
 import triton
 import triton.language as tl
 
@@ -20,7 +18,6 @@ FREQUENCY = tl.constexpr(bits.FREQUENCY)
 PRESENCE = tl.constexpr(bits.PRESENCE)
 BIAS = tl.constexpr(bits.BIAS)
 TEMPERATURE = tl.constexpr(bits.TEMPERATURE)
-DIV_FP32_EXPERIMENT = tl.constexpr(os.environ.get("SONICSAMPLER_DIV_FP32", "0") == "1")
 
 
 @triton.jit
@@ -39,14 +36,6 @@ def div_exact(x, inv):
     `/`, inexact), 40.1 / 98.7 with this, 41.6 / 106.1 with div_rn (a branchy sequence per element).
     The reciprocal came from the kernel until run 68: its fp64 division (a Newton chain with a slow
     path called as a function) made the compiler convert a whole tile to fp64 ahead of it and spill."""
-    if DIV_FP32_EXPERIMENT:
-        # Timing experiment only (SONICSAMPLER_DIV_FP32=1): fp32 FMAs instead of two conversions and an
-        # fp64 multiply; not exact at the ends of the range, and t / 1/t here are not the table's.
-        inv32 = inv.to(tl.float32)
-        t = 1.0 / inv32
-        q = x * inv32
-        r = tl.fma(-q, t, x)
-        return tl.where(r == r, tl.fma(r, inv32, q), q)
     return (x.to(tl.float64) * inv).to(tl.float32)
 
 

@@ -287,7 +287,7 @@ def test_device_slot_tensors_with_bad_slots_only_invalidate_their_rows():
     # On the CPU the Sampler's device is the CPU: a CPU tensor is checked on the host, so hand the
     # kernels the unchecked path the way a CUDA caller would, through _rows' device branch.
     slots = torch.tensor([0, 1, 2, 99])
-    s._rows = lambda name, values, n, check: (torch.as_tensor(values), None)
+    s.on_host = lambda values: False
     out = s.sample(logits, slots, torch.tensor([5, 5, 5, 5]))
     assert out.valid.tolist() == [True, False, True, False]
     assert out.tokens[1].item() == -1 and out.tokens[3].item() == -1
@@ -307,6 +307,9 @@ def test_bad_input_is_refused_before_launch():
         (lambda: s.sample(x, [9], [0]), "slots"),            # out of range
         (lambda: s.sample(x, [0, 0], [0]), "slots"),         # wrong length
         (lambda: s.sample(x, [0], [-1]), "positions"),
+        (lambda: s.sample(x, [True], [0]), "slots"),         # a bool is not a slot
+        (lambda: s.sample(x, [0], [2**63]), "positions"),
+        (lambda: s.sample(x, [0], [0.0]), "positions"),
         (lambda: s.sample(x, [0], [0], grammar_bitmask=torch.zeros(1, 3, dtype=torch.int32)), "grammar_bitmask"),
         (lambda: s.add_request(1, SamplingParams(logit_bias={V: 1.0})), "logit_bias"),
         (lambda: s.add_request(1, SamplingParams(), prompt_token_ids=[V]), "prompt_token_ids"),
@@ -319,6 +322,28 @@ def test_bad_input_is_refused_before_launch():
         with pytest.raises(SamplingInputError) as e:
             call()
         assert e.value.field == field, (field, e.value)
+    # Whole batches are checked at once; the error still names the first bad row.
+    s.add_request(1, SamplingParams(seed=2))
+    x3 = torch.randn(3, V).to(torch.bfloat16)
+    for slots, positions, field, row in (([0, 1, 2], [0, 0, 0], "slots", 2), ([0, 1, 0], [0, 5, -3], "positions", 2),
+                                         ([1, 0.0, 0], [0, 0, 0], "slots", 1)):
+        with pytest.raises(SamplingInputError) as e:
+            s.sample(x3, slots, positions)
+        assert (e.value.field, e.value.request) == (field, row), e.value
+
+
+def test_host_slots_and_positions_reach_the_kernels_in_one_copy():
+    """Host slots and positions travel to the device in one tensor; positions start 16-byte aligned
+    for every batch size (Triton specialises on pointer alignment: an odd batch would compile another
+    variant), and both hold the given values."""
+    s = Sampler(V, 8, "cpu", bound=BOUND, block=BLOCK)
+    for i in range(8):
+        s.add_request(i, SamplingParams(seed=i))
+    for n in (1, 2, 3, 8):
+        slots, positions = list(range(8 - n, 8)), [10 * i + 3 for i in range(n)]
+        sd, pd, host = s._slots_positions(slots, positions, n)
+        assert sd.tolist() == slots and pd.tolist() == positions and host == slots
+        assert sd.dtype == pd.dtype == torch.int64 and pd.data_ptr() % 16 == 0 and sd.data_ptr() % 16 == 0
 
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402

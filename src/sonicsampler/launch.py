@@ -93,16 +93,7 @@ class Launcher:
                         bad = [i for i in range(len(a)) if a[i] != now[i]]
                         raise AssertionError(f"{self.fn.fn.__name__}: arguments {bad} changed but are not dynamic")
             if not INTERPRETED:
-                a = a if dynamic is not None else args
-                g = grid + (1,) * (3 - len(grid))       # the compiled kernel takes 3 grid dimensions
-                if bare is not None and not _hooks_set():
-                    launch, function, coop, pdl, packed = bare
-                    # The current device's current stream, as Triton's runner takes it.
-                    stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
-                    launch(g[0], g[1], g[2], stream, function, coop, pdl, None, None, packed, None, None, None,
-                           *a, *tail)
-                else:
-                    compiled[g](*a, *tail)
+                self._go(grid, compiled, tail, a if dynamic is not None else args, bare)
                 return
         compiled = self.fn[grid](*args, **consts)
         if hit is None:
@@ -110,6 +101,38 @@ class Launcher:
             # that the CPU tests exercise it.
             self._compiled[key] = (compiled, self.tail(len(args), consts), [_address(x) for x in args],
                                    None if INTERPRETED else bare_launch(compiled))
+
+    def launch(self, grid: tuple, key, dyn: tuple, build, consts: dict, dynamic: tuple) -> None:
+        """As __call__ with `dynamic`, given only what changes between calls of one key: `dyn`, the
+        values at the `dynamic` positions, in order. build() returns the whole argument tuple; it runs
+        on a key's first launch (which compiles and records the fixed addresses) and under the
+        interpreter, which checks that `dyn` holds what build() has at those positions. Building the
+        sampler's argument tuples (about 30 and 45 values) cost more host time than the launch."""
+        hit = self._compiled.get(key)
+        if hit is None or INTERPRETED:
+            args = build()
+            if INTERPRETED and [_address(args[i]) for i in dynamic] != [_address(x) for x in dyn]:
+                raise AssertionError(f"{self.fn.fn.__name__}: dyn differs from the arguments at {dynamic}")
+            self(grid, key, args, consts, dynamic)
+            return
+        compiled, tail, fixed, bare = hit
+        a = list(fixed)
+        for i, x in zip(dynamic, dyn):
+            a[i] = x.data_ptr() if isinstance(x, torch.Tensor) else x
+        self._go(grid, compiled, tail, a, bare)
+
+    @staticmethod
+    def _go(grid: tuple, compiled, tail: tuple, a, bare) -> None:
+        """The launch itself (not under the interpreter): bare through the compiled kernel's C launch,
+        else through Triton's runner."""
+        g = grid + (1,) * (3 - len(grid))       # the compiled kernel takes 3 grid dimensions
+        if bare is not None and not _hooks_set():
+            launch, function, coop, pdl, packed = bare
+            # The current device's current stream, as Triton's runner takes it.
+            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            launch(g[0], g[1], g[2], stream, function, coop, pdl, None, None, packed, None, None, None, *a, *tail)
+        else:
+            compiled[g](*a, *tail)
 
     def tail(self, n_args: int, consts: dict) -> tuple:
         """The parameters after the first n_args, as the compiled kernel takes them: every parameter

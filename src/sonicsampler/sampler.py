@@ -10,6 +10,7 @@ and valid = False.
 from __future__ import annotations
 
 import math
+from array import array
 
 import torch
 
@@ -85,6 +86,7 @@ class Sampler:
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
         self._fill_raw_top = Launcher(raw_top_fill)
         self._summary_key, self._summary = None, (0, False, False, False)
+        self._host_summary_key, self._host_summary = None, None
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -146,12 +148,51 @@ class Sampler:
             if values.shape != (n,) or values.device != dev:
                 raise SamplingInputError(name, f"must be a ({n},) tensor on {dev}, got {tuple(values.shape)} on {values.device}")
             return values, None
+        host = self._host_rows(name, values, n, check, per)
+        return torch.tensor(host, dtype=torch.int64, device=dev), host
+
+    @staticmethod
+    def _host_rows(name, values, n, check, per: str = "logits row", all_good=None) -> list:
+        """Host per-row values (a list or a CPU tensor) as a list, each value checked: by
+        all_good(list), a whole-list test in C-level loops, when given and it passes; else row by row
+        with check(i, value), which raises naming the first bad row."""
         host = values.tolist() if torch.is_tensor(values) else list(values)
         if len(host) != n:
             raise SamplingInputError(name, f"expected {n} values (one per {per}), got {len(host)}")
-        for i, v in enumerate(host):
-            check(i, v)
-        return torch.tensor(host, dtype=torch.int64, device=dev), host
+        if all_good is None or not all_good(host):
+            for i, v in enumerate(host):
+                check(i, v)
+        return host
+
+    def _slots_all_good(self, host: list) -> bool:
+        """Whether every slot is an int (not a bool) naming a slot that holds a request (_check_slot)."""
+        return set(map(type, host)) <= _INT and self.table.occupied.issuperset(host)
+
+    @staticmethod
+    def _positions_all_good(host: list) -> bool:
+        """Whether every position is an int (not a bool) in [0, 2**63) (_check_position)."""
+        return set(map(type, host)) <= _INT and (not host or (min(host) >= 0 and max(host) < (1 << 63)))
+
+    def _slots_positions(self, slots, positions, n):
+        """sample's slots and positions as (n,) int64 device tensors, and the host slots (None when the
+        slots came as a device tensor). Host values are checked, then copied to the device together:
+        one copy from pageable memory instead of two."""
+        if self.on_host(slots) and self.on_host(positions):
+            s_host = self._host_rows("slots", slots, n, self._check_slot, all_good=self._slots_all_good)
+            p_host = self._host_rows("positions", positions, n, self._check_position,
+                                     all_good=self._positions_all_good)
+            # positions start on a 16-byte boundary, as a tensor of their own would: Triton specialises
+            # kernels on pointer alignment, so odd batch sizes would otherwise compile other variants
+            n2 = n + (n & 1)
+            buf = array("q", s_host)   # checked ints: array's C loop, ~3x faster than torch.tensor(list)
+            buf.extend(p_host if n2 == n else [0] + p_host)
+            # from pageable memory the copy has read buf when .to returns (as torch.tensor(list) does)
+            both = torch.frombuffer(buf, dtype=torch.int64).to(self.table.device) if n else \
+                torch.empty(0, dtype=torch.int64, device=self.table.device)
+            return both[:n], both[n2:], s_host
+        slots_dev, slots_host = self._rows("slots", slots, n, self._check_slot)
+        pos_dev, _ = self._rows("positions", positions, n, self._check_position)
+        return slots_dev, pos_dev, slots_host
 
     def _check_slot(self, i, s):
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < self.table.max_slots:
@@ -175,8 +216,7 @@ class Sampler:
         `SparseDraftProbs.cat` serve as `Sampler.verify`'s sparse draft (a variant of stage 2)."""
         self.check_logits("logits", logits)
         n = logits.shape[0]
-        slots_dev, slots_host = self._rows("slots", slots, n, self._check_slot)
-        pos_dev, _ = self._rows("positions", positions, n, self._check_position)
+        slots_dev, pos_dev, slots_host = self._slots_positions(slots, positions, n)
         self.check_grammar_bitmask(grammar_bitmask, n)
 
         has_mask = grammar_bitmask is not None
@@ -190,16 +230,19 @@ class Sampler:
         t, v = self.table, self.vocab_size
         n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared = plan["key"]
         dev = t.device
-        # Three allocations for the seven outputs; the kernels write every element. Each output starts
-        # on a 16-byte boundary, as a separate allocation would: Triton specialises kernels on pointer
-        # alignment, so an odd offset for some batch sizes would compile a second variant.
-        n2, n4, n16 = -(-n // 2) * 2, -(-n // 4) * 4, -(-n // 16) * 16
-        ints = torch.empty(n2 + n * n_top, dtype=torch.int64, device=dev)
-        floats = torch.empty(2 * n4 + n * n_top, dtype=torch.float32, device=dev)
-        int8s = torch.empty(2 * n16, dtype=torch.int8, device=dev)
-        tokens, top_ids = ints[:n], ints[n2:].view(n, n_top)
-        logprob, dropped, top_lp = floats[:n], floats[n4:n4 + n], floats[2 * n4:].view(n, n_top)
-        valid, exact = int8s[:n], int8s[n16:n16 + n]
+        # One allocation per output (the kernels write every element): each is a single tensor
+        # operation, where carving the outputs from three allocations took fourteen (slices and views,
+        # each about as costly on the host). Without top-n log-probabilities their two (n, 0) outputs
+        # hold nothing and come from the plan. valid and exact are bool; the kernel stores int8 there.
+        empty = torch.empty
+        tokens = empty(n, dtype=torch.int64, device=dev)
+        logprob, dropped = empty(n, dtype=torch.float32, device=dev), empty(n, dtype=torch.float32, device=dev)
+        valid, exact = empty(n, dtype=torch.bool, device=dev), empty(n, dtype=torch.bool, device=dev)
+        if n_top:
+            top_ids = empty((n, n_top), dtype=torch.int64, device=dev)
+            top_lp = empty((n, n_top), dtype=torch.float32, device=dev)
+        else:
+            top_ids, top_lp = plan["no_top"]
         draft = None
         if return_draft_probs:   # each row's final distribution on its C candidates (stage 2 writes all)
             c = self.bound
@@ -208,32 +251,39 @@ class Sampler:
                                      torch.empty((n, 1, c), dtype=torch.float32, device=dev),
                                      complete8.view(torch.bool))
         if n == 0:
-            return SampleOutput(tokens, valid.view(torch.bool), logprob, top_ids, top_lp, exact.view(torch.bool),
-                                dropped, draft)
+            return SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
 
-        common = self.prologue_args(grammar_bitmask)
-        mask, mask_stride = common[0], common[1]
+        mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # as prologue_args
+        mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
+        stride = logits.stride(0)
         sc = plan["scratch"]
         # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
-        key = (plan["key"], tensor_spec(logits), int_spec(logits.stride(0)), tensor_spec(slots_dev),
+        key = (plan["key"], tensor_spec(logits), int_spec(stride), tensor_spec(slots_dev),
                tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride))
-        self._stage1((plan["z"] * n,), key,
-                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common, t.seed,
-                      sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
-                     plan["const1"], _DYNAMIC1)
+        # The arguments at _DYNAMIC1 / _DYNAMIC2, in order; the whole tuples are built only when a
+        # launcher needs them (launch.Launcher.launch).
+        dyn1 = (logits, stride, slots_dev, pos_dev, mask, mask_stride)
+        self._stage1.launch(
+            (plan["z"] * n,), key, dyn1,
+            lambda: (logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *self.prologue_args(grammar_bitmask),
+                     t.seed, sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
+            plan["const1"], _DYNAMIC1)
         # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
         d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
-        self._stage2((n + plan["help"],), key,
-                     (logits, logits.stride(0), v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
-                      t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
-                      sc["best_idx"], sc["refill"], plan["z"], tokens, valid, logprob, top_ids, top_lp, exact,
-                      dropped, sc["raw_lse"], n_top, d_ids, d_probs, d_complete, sc["board"], sc["ipar"], sc["fpar"],
-                      sc["part"], sc["tb"], n, plan["help"], sc["sync"]),
-                     plan["const2"], _DYNAMIC2)
-        valid_b, exact_b = valid.view(torch.bool), exact.view(torch.bool)
+        i8 = torch.int8   # the kernel's int8 views of the bool outputs (same addresses: dyn may give either)
+        self._stage2.launch(
+            (n + plan["help"],), key,
+            dyn1 + (tokens, valid, logprob, top_ids, top_lp, exact, dropped, n_top, d_ids, d_probs, d_complete),
+            lambda: (logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *self.prologue_args(grammar_bitmask),
+                     t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
+                     sc["best_idx"], sc["refill"], plan["z"], tokens, valid.view(i8), logprob, top_ids, top_lp,
+                     exact.view(i8), dropped, sc["raw_lse"], n_top, d_ids, d_probs,
+                     d_complete.view(i8) if d_complete.dtype == torch.bool else d_complete, sc["board"], sc["ipar"],
+                     sc["fpar"], sc["part"], sc["tb"], n, plan["help"], sc["sync"]),
+            plan["const2"], _DYNAMIC2)
         if raw_rows_processed and n_top > 0:
-            self._raw_top(logits, slots_dev, valid_b, sc["raw_lse"], n_top, top_ids, top_lp)
-        return SampleOutput(tokens, valid_b, logprob, top_ids, top_lp, exact_b, dropped, draft)
+            self._raw_top(logits, slots_dev, valid, sc["raw_lse"], n_top, top_ids, top_lp)
+        return SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
         """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows
@@ -288,7 +338,11 @@ class Sampler:
                 # engine's start-up capture) must still sample such requests exactly when replayed.
                 self._summary_key, self._summary = key, (n_top, raw, penalised, self.exact_untruncated)
             return self._summary
-        return self._summarize(slots_host, has_mask)
+        # Host slots: the last batch's summary is kept (a decode loop repeats its batch).
+        key = (t.version, has_mask, tuple(slots_host))
+        if self._host_summary_key != key:
+            self._host_summary_key, self._host_summary = key, self._summarize(slots_host, has_mask)
+        return self._host_summary
 
     def _summarize(self, rows, has_mask: bool) -> tuple[int, bool, bool, bool]:
         t = self.table
@@ -368,7 +422,11 @@ class Sampler:
         helpers = max(0, self.long_chunks - n) if shared else 0
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
-                                   "const2": const2, "help": helpers}
+                                   "const2": const2, "help": helpers,
+                                   # the (n, 0) top-n outputs of calls without top-n log-probabilities
+                                   # (views of a real allocation: a zero-size one may have a null address)
+                                   "no_top": (torch.empty(2, dtype=torch.int64, device=dev)[:0].view(n, 0),
+                                              torch.empty(4, dtype=torch.float32, device=dev)[:0].view(n, 0))}
         return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
                draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:
@@ -436,6 +494,7 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
 _DYNAMIC1 = (0, 1, 3, 5, 7, 8)
 _DYNAMIC2 = _DYNAMIC1 + tuple(range(30, 37)) + (38, 39, 40, 41)
 _DYNAMIC_RAW_TOP = (0, 1, 2, 6, 7, 8, 9)   # raw_top_fill's per-call tensors
+_INT = {int}   # the type of valid slots and positions (not bool, not numpy's)
 
 
 def _reg_cap(regs: int) -> dict:

@@ -95,6 +95,7 @@ class SlotTable:
         self.counts = torch.zeros(s, vocab_size, dtype=torch.int32, device=d)
         self.host: list[SamplingParams | None] = [None] * s
         self.host_flags = [0] * s
+        self.occupied: set[int] = set()   # the slots holding a request (a whole batch checked in one test)
         self.version = 0   # bumped by assign/release: launchers cache per-table summaries against it
 
     def _check_slot(self, slot) -> int:
@@ -141,6 +142,7 @@ class SlotTable:
         self.prompt_mask[slot] = (words - (words >= (1 << 31)).to(torch.int64) * (1 << 32)).to(torch.int32)
         self.counts[slot].zero_()
         self.host[slot], self.host_flags[slot] = p, bits
+        self.occupied.add(slot)
         self.version += 1
         return p
 
@@ -148,4 +150,5 @@ class SlotTable:
         slot = self._check_slot(slot)
         self.flags[slot] = 0
         self.host[slot], self.host_flags[slot] = None, 0
+        self.occupied.discard(slot)
         self.version += 1

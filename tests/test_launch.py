@@ -43,3 +43,33 @@ def test_a_missing_dynamic_position_is_caught(monkeypatch):
     # or, for a launch given all its arguments, where the fixed addresses are (Launcher.__call__).
     with pytest.raises(AssertionError, match="not dynamic|differs"):
         _steps(_sampler(300), 300)
+
+
+verification_mod = importlib.import_module("sonicsampler.verification")
+
+
+def _verify_steps(s, v):
+    """Repeated verifications with one plan each: new logits, drafts, slots (host and device), positions,
+    draft counts and dense draft probabilities, and fresh outputs every call."""
+    outs = []
+    for step in range(3):
+        x = torch.randn(6, v).to(torch.bfloat16)
+        drafts = torch.randint(0, v, (2, 2))
+        q = torch.rand(2, 2, v)
+        q /= q.sum(-1, keepdim=True)
+        outs.append(s.verify(x, drafts, [0, 1], [step, step]))
+        outs.append(s.verify(x, drafts, torch.tensor([2, 3]), torch.tensor([step, step]),
+                             num_draft_tokens=torch.tensor([1, 2])))
+        outs.append(s.verify(x, drafts, [1, 0], [step, step], draft_probs=q))
+    return outs
+
+
+def test_verification_launches_cover_every_changing_argument():
+    outs = _verify_steps(_sampler(300), 300)
+    assert all(bool(o.valid.all()) for o in outs)
+
+
+def test_a_missing_verification_dynamic_position_is_caught(monkeypatch):
+    monkeypatch.setattr(verification_mod, "_DYNAMIC2", verification_mod._DYNAMIC2[:-3])   # top-n outputs fixed
+    with pytest.raises(AssertionError, match="not dynamic|differs"):
+        _verify_steps(_sampler(300), 300)

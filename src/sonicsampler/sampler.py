@@ -20,6 +20,7 @@ from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels import shared_sets
 from .kernels.sample import sample_stage1, sample_stage2
+from .kernels.verify import verify_stage2
 from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
@@ -85,6 +86,7 @@ class Sampler:
         # Per instance: every argument a launcher's key leaves out is this Sampler's (launch.py).
         self._stage1, self._stage2 = Launcher(sample_stage1), Launcher(sample_stage2)
         self._fill_raw_top = Launcher(raw_top_fill)
+        self._verify2 = Launcher(verify_stage2)   # verification's stage 2 (its stage 1 is _stage1's kernel)
         self._summary_key, self._summary = None, (0, False, False, False)
         self._host_summary_key, self._host_summary = None, None
 

@@ -13,11 +13,29 @@ import torch
 
 from .errors import SamplingInputError
 from .kernels.sample import sample_stage1
-from .kernels.verify import verify_stage2
+from .launch import int_spec, tensor_spec
 from .outputs import SparseDraftProbs, VerifyOutput
 from .topk import _pow2_at_least
 
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
+
+# Stage 1 (the sampler's, PENDING): its constexprs before drafts_ptr, passed positionally so that the
+# draft ids and rows per request (which change between calls) can be passed as leading arguments.
+_NAMES1 = sample_stage1.arg_names
+_STAGE1_CONSTEXPRS = tuple(_NAMES1[_NAMES1.index("BLOCK_LOG2"):_NAMES1.index("drafts_ptr")])
+# The launch arguments that can change between calls of one plan (launch.Launcher): stage 1's target
+# logits, stride, row slots and positions, mask, its stride, drafts and rows per request; stage 2's
+# the same (the requests' slots and positions), the drafts and their probabilities, the per-row
+# scratch (it may grow), the outputs and the top-n width.
+_DYNAMIC1 = (0, 1, 3, 5, 7, 8, _NAMES1.index("drafts_ptr"), _NAMES1.index("rows_per_request"))
+_DYNAMIC2 = (0, 1, 3, 5, 7, 8) + tuple(range(23, 33)) + tuple(range(39, 49)) + (51, 52, 53)
+
+
+def _stage1_options(plan) -> dict:
+    """Stage 1's keyword constexprs and launch options for verification: the plan's, less those passed
+    positionally, with every row's candidates (verification needs them)."""
+    c = {k: val for k, val in plan["const1"].items() if k not in _STAGE1_CONSTEXPRS}
+    return dict(c, PENDING=True, SKIP_UNTRUNCATED=False)
 
 
 def _draft_ids(sampler, draft_token_ids, dev):
@@ -135,12 +153,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
     z, sc = plan["z"], plan["scratch"]
-    common = sampler.prologue_args(grammar_bitmask)
     stride = target_logits.stride(0)
-    sample_stage1[(z * n,)](target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags, *common, t.seed,
-                            sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], z,
-                            drafts_ptr=drafts, rows_per_request=g, PENDING=True,
-                            **dict(plan["const1"], SKIP_UNTRUNCATED=False))   # verification uses every row's candidates
+    mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # as Sampler.prologue_args
+    mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     # Stage 2's per-row results and one arrival counter per request (kernels/verify.py): the counters
@@ -149,15 +164,36 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     res_bits = sampler._scratch.get("verify_bits", n, torch.int32, dev)
     res_lp = sampler._scratch.get("verify_lp", n, torch.float32, dev)
     arrived = sampler._scratch.get("verify_arrived", bsz, torch.int32, dev, zeroed=True)
-    verify_stage2[(n,)](target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *common,
-                          t.top_k, t.top_p, t.log_min_p, t.seed,
-                          drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
-                          sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
-                          res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact,
-                          t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top,
-                          G_PAD=_pow2_at_least(g), DRAFT=kind,
-                          **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
-                          **plan["rows2"])
+    # Both launches through launch.Launcher (as sample's): what Triton specialises on among the values
+    # that can change between calls of one plan, then only those values (the whole argument tuples
+    # are built on a key's first launch).
+    key = ("verify", plan["key"], g, kind, tensor_spec(target_logits), int_spec(stride), tensor_spec(row_slots),
+           tensor_spec(row_pos), tensor_spec(mask), int_spec(mask_stride), tensor_spec(drafts), int_spec(gamma),
+           tensor_spec(counts_dev), tensor_spec(q_arg), *map(int_spec, q_strides), tensor_spec(ids_arg),
+           *map(int_spec, qi_strides), int_spec(k), int_spec(n_top))
+    head1 = (target_logits, stride, row_slots, row_pos, mask, mask_stride)
+
+    def args1():
+        c = plan["const1"]
+        return (target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags,
+                *sampler.prologue_args(grammar_bitmask), t.seed, sc["cand"], sc["compact"], sc["stats"], sc["best"],
+                sc["best_idx"], z,
+                *(c[name] for name in _STAGE1_CONSTEXPRS), drafts, g)
+
+    sampler._stage1.launch((z * n,), key, head1 + (drafts, g), args1, _stage1_options(plan), _DYNAMIC1)
+    outs = (res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact)
+    sampler._verify2.launch(
+        (n,), key, (target_logits, stride, slots_dev, pos_dev, mask, mask_stride, drafts, gamma, counts_dev, q_arg,
+                    *q_strides, ids_arg, *qi_strides, k, *outs, top_ids, top_lp, n_top),
+        lambda: (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
+                 *sampler.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed,
+                 drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
+                 sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
+                 *outs, t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top),
+        dict(G_PAD=_pow2_at_least(g), DRAFT=kind,
+             **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
+             **plan["rows2"]),
+        _DYNAMIC2)
     if raw_rows_processed and n_top > 0:
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
         # logits, kept for the emitted positions only (the others stay padded).

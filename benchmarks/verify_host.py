@@ -1,0 +1,45 @@
+"""Host time of one eager `Sampler.verify` call (GPU machine): B requests, γ = 3, V = 151936, target rows
+with temperature 0.7, top-k 128, top-p 0.9, one-hot drafts. Slots, positions and draft ids as device
+tensors, then as host lists; the fastest of five rounds of 100 calls without synchronisation.
+
+    python3 benchmarks/verify_host.py [B ...]
+"""
+import sys
+import time
+
+import torch
+
+from sonicsampler import Sampler, SamplingParams
+
+
+def host_us(call, rounds: int = 5, reps: int = 100) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call()
+        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+        torch.cuda.synchronize()
+    return best
+
+
+def main(sizes) -> None:
+    v, gamma = 151936, 3
+    for bsz in sizes:
+        s = Sampler(v, bsz, "cuda")
+        for i in range(bsz):
+            s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+        logits = torch.randn(bsz * (gamma + 1), v, device="cuda").to(torch.bfloat16)
+        slots = torch.arange(bsz, device="cuda")
+        pos = torch.arange(bsz, device="cuda") + 100
+        drafts = torch.randint(0, v, (bsz, gamma), device="cuda")
+        dev_us = host_us(lambda: s.verify(logits, drafts, slots, pos))
+        sl, pl, dl = slots.tolist(), pos.tolist(), drafts.cpu()
+        list_us = host_us(lambda: s.verify(logits, dl, sl, pl))
+        print(f"verify host B={bsz} gamma={gamma}: device tensors {dev_us:.1f} us, host lists {list_us:.1f} us "
+              f"per eager call", flush=True)
+
+
+if __name__ == "__main__":
+    main([int(x) for x in sys.argv[1:]] or [1, 32])

@@ -126,7 +126,11 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     slots_dev, slots_host = sampler._rows("slots", slots, bsz, check_slot, per="request")
     pos_dev, _ = sampler._rows("positions", positions, bsz, check_position, per="request")
     if num_draft_tokens is None:
-        counts_dev, counts_host = torch.full((bsz,), gamma, dtype=torch.int64, device=dev), [gamma] * bsz
+        # γ for every request, kept per (B, γ): the kernels only read it (a fill launch per call before)
+        counts_dev = sampler._full_drafts.get((bsz, gamma))
+        if counts_dev is None:
+            counts_dev = sampler._full_drafts[(bsz, gamma)] = torch.full((bsz,), gamma, dtype=torch.int64, device=dev)
+        counts_host = None
     else:
         counts_dev, counts_host = sampler._rows("num_draft_tokens", num_draft_tokens, bsz, check_count, per="request")
     if ids_host is not None:
@@ -145,10 +149,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),
                             top_ids, top_lp)
 
-    # Per target row: its request's slot, and its own position (row l generates positions[b] + l).
-    row_slots = slots_dev[:, None].expand(bsz, g).reshape(n)
-    row_pos = (pos_dev[:, None] + torch.arange(g, dtype=torch.int64, device=dev)[None, :]).reshape(n)
-    drafts = ids if gamma > 0 else torch.zeros((bsz, 1), dtype=torch.int64, device=dev)   # a valid pointer
+    # Stage 1 takes the requests' slots and positions (PENDING: row l of a request generates its
+    # position + l): no per-row tensors, each of which was a torch launch before ours.
+    drafts = ids if gamma > 0 else sampler._scratch.get("verify_no_drafts", bsz, torch.int64, dev)   # any pointer
 
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
@@ -167,15 +170,15 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     # Both launches through launch.Launcher (as sample's): what Triton specialises on among the values
     # that can change between calls of one plan, then only those values (the whole argument tuples
     # are built on a key's first launch).
-    key = ("verify", plan["key"], g, kind, tensor_spec(target_logits), int_spec(stride), tensor_spec(row_slots),
-           tensor_spec(row_pos), tensor_spec(mask), int_spec(mask_stride), tensor_spec(drafts), int_spec(gamma),
+    key = ("verify", plan["key"], g, kind, tensor_spec(target_logits), int_spec(stride), tensor_spec(slots_dev),
+           tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride), tensor_spec(drafts), int_spec(gamma),
            tensor_spec(counts_dev), tensor_spec(q_arg), *map(int_spec, q_strides), tensor_spec(ids_arg),
            *map(int_spec, qi_strides), int_spec(k), int_spec(n_top))
-    head1 = (target_logits, stride, row_slots, row_pos, mask, mask_stride)
+    head1 = (target_logits, stride, slots_dev, pos_dev, mask, mask_stride)
 
     def args1():
         c = plan["const1"]
-        return (target_logits, stride, v, row_slots, t.max_slots, row_pos, t.flags,
+        return (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
                 *sampler.prologue_args(grammar_bitmask), t.seed, sc["cand"], sc["compact"], sc["stats"], sc["best"],
                 sc["best_idx"], z,
                 *(c[name] for name in _STAGE1_CONSTEXPRS), drafts, g)
@@ -198,6 +201,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
         # logits, kept for the emitted positions only (the others stay padded).
         emitted = (torch.arange(g, device=dev)[None, :] < n_emit[:, None]).reshape(n)
+        row_slots = slots_dev[:, None].expand(bsz, g).reshape(n)
         sampler._raw_top(target_logits, row_slots, emitted, sc["raw_lse"], n_top, top_ids.view(n, n_top),
                          top_lp.view(n, n_top), missing=float("-inf"))
     exact_b = exact.view(torch.bool)

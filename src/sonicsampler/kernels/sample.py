@@ -119,12 +119,17 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
     let_next_start(PDL)
     tile_id, row, tile = flat_program(Z)
-    slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
-    pend_ptr = drafts_ptr
+    # slots_ptr / positions_ptr: per row, or with PENDING per request (row l of a request generates
+    # its position + l), so that verification derives no per-row tensors on the host.
+    req = row
     n_pend = 0
     if PENDING:
-        pend_ptr = drafts_ptr + (row // rows_per_request) * (rows_per_request - 1)
+        req = row // rows_per_request
         n_pend = row % rows_per_request
+    slot, flags = row_slot(slots_ptr, flags_ptr, req, max_slots)
+    pend_ptr = drafts_ptr
+    if PENDING:
+        pend_ptr = drafts_ptr + req * (rows_per_request - 1)
     # -inf past the vocabulary: every processing step keeps it, so no lane mask lives through the tile
     # (tile_keys says what masks cost).
     # The extract strategy takes the tile as groups of 8 neighbours (kernels/topk.py groups_topk), with
@@ -154,7 +159,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports
             # its best perturbed score and (lowest) index; stage 2 takes the best over tiles.
             seed = tl.load(seed_ptr + slot)
-            pos = tl.load(positions_ptr + row)
+            pos = tl.load(positions_ptr + req) + n_pend
             noise = gumbel_noise_tile(seed, pos, 0, tile.to(tl.int64) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2, GROUPED)
             score = tl.where(x > float("-inf"), x + noise, float("-inf"))
             best = tl.max(score)

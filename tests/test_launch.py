@@ -73,3 +73,18 @@ def test_a_missing_verification_dynamic_position_is_caught(monkeypatch):
     monkeypatch.setattr(verification_mod, "_DYNAMIC2", verification_mod._DYNAMIC2[:-3])   # top-n outputs fixed
     with pytest.raises(AssertionError, match="not dynamic|differs"):
         _verify_steps(_sampler(300), 300)
+
+
+def test_draft_counts_made_under_graph_capture_are_not_kept(monkeypatch):
+    """Verification keeps the draft counts of γ per (B, γ), except when they are made during CUDA-graph
+    capture (their fill would then run only at replays, and an eager call before the first replay
+    would read an unfilled tensor)."""
+    s = _sampler(300)
+    x = torch.randn(6, 300).to(torch.bfloat16)
+    drafts = torch.randint(0, 300, (2, 2))
+    monkeypatch.setattr(verification_mod, "_capturing", lambda dev: True)
+    s.verify(x, drafts, [0, 1], [0, 0])
+    assert s._full_drafts == {}
+    monkeypatch.setattr(verification_mod, "_capturing", lambda dev: False)
+    s.verify(x, drafts, [0, 1], [1, 1])
+    assert list(s._full_drafts) == [(2, 2)] and s._full_drafts[(2, 2)].tolist() == [2, 2]

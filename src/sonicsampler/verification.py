@@ -31,6 +31,11 @@ _DYNAMIC1 = (0, 1, 3, 5, 7, 8, _NAMES1.index("drafts_ptr"), _NAMES1.index("rows_
 _DYNAMIC2 = (0, 1, 3, 5, 7, 8) + tuple(range(23, 33)) + tuple(range(39, 49)) + (51, 52, 53)
 
 
+def _capturing(dev) -> bool:
+    """Whether the current stream of `dev` is being captured into a CUDA graph."""
+    return dev.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
 def _stage1_options(plan) -> dict:
     """Stage 1's keyword constexprs and launch options for verification: the plan's, less those passed
     positionally, with every row's candidates (verification needs them)."""
@@ -126,10 +131,13 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     slots_dev, slots_host = sampler._rows("slots", slots, bsz, check_slot, per="request")
     pos_dev, _ = sampler._rows("positions", positions, bsz, check_position, per="request")
     if num_draft_tokens is None:
-        # γ for every request, kept per (B, γ): the kernels only read it (a fill launch per call before)
+        # γ for every request, kept per (B, γ): the kernels only read it (a fill launch per call before).
+        # Not kept when made under CUDA-graph capture: the fill would only run at the graph's replays.
         counts_dev = sampler._full_drafts.get((bsz, gamma))
         if counts_dev is None:
-            counts_dev = sampler._full_drafts[(bsz, gamma)] = torch.full((bsz,), gamma, dtype=torch.int64, device=dev)
+            counts_dev = torch.full((bsz,), gamma, dtype=torch.int64, device=dev)
+            if not _capturing(dev):
+                sampler._full_drafts[(bsz, gamma)] = counts_dev
         counts_host = None
     else:
         counts_dev, counts_host = sampler._rows("num_draft_tokens", num_draft_tokens, bsz, check_count, per="request")

@@ -18,6 +18,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -114,6 +115,22 @@ def percentiles(samples: Iterable[float], qs=(20, 50, 80)) -> list[float]:
         lo, hi = math.floor(pos), math.ceil(pos)
         out.append(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo))
     return out
+
+
+def host_time(call: Callable[[], Any], rounds: int = 5, reps: int = 100) -> float:
+    """Host µs per call of `call` without synchronisation (eager launches: the CPU cost an engine pays
+    per step), the fastest of `rounds` rounds of `reps` calls: one process's rounds varied up to 2x with
+    identical code on the H100 (runs 97-104)."""
+    import torch
+    best = float("inf")
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call()
+        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+        torch.cuda.synchronize()
+    return best
 
 
 def tensor_bytes(obj: Any) -> int:

@@ -12,6 +12,7 @@ in 16 with a nucleus larger than the bound). Times are CUDA-graph replays rotati
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -93,19 +94,6 @@ def make_sampler(mix: str, n: int, v: int, **extra):
     return s, slots, positions, mask
 
 
-def host_time(s, inputs, slots, positions, mask, rounds: int = 5, reps: int = 100) -> float:
-    """Host µs per eager call: the fastest of `rounds` rounds of `reps` calls without synchronisation."""
-    best = float("inf")
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for r in range(reps):
-            s.sample(inputs[r % len(inputs)], slots, positions, mask)
-        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-        torch.cuda.synchronize()
-    return best
-
-
 def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = ()) -> None:
     """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
     long_chunks) or regs1 / regs2 (a stage's register cap)."""
@@ -122,11 +110,13 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
     # Host time: eager calls without synchronisation (the CPU cost an engine pays per step), with the
     # slots and positions as device tensors and as host lists; the fastest of five rounds (one
     # process's rounds varied up to 2x with identical code, runs 97-101).
-    host_us, list_us = (host_time(s, inputs, a, b, mask) for a, b in ((slots, positions),
-                                                                       (slots.tolist(), positions.tolist())))
+    host_us, list_us = (
+        harness.host_time(lambda a=a, b=b, xs=itertools.cycle(inputs): s.sample(next(xs), a, b, mask))
+        for a, b in ((slots, positions), (slots.tolist(), positions.tolist())))
     impl = "sonicsampler" + (f".{opt}{'_' if regs else ''}{value}" if variant else "")
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
-           "p20_us": p20, "p50_us": p50, "p80_us": p80, **env, "note": f"host {host_us:.1f} us/call; host lists {list_us:.1f} us/call; {note}"}
+           "p20_us": p20, "p50_us": p50, "p80_us": p80, **env,
+           "note": f"host {host_us:.1f} us/call; host lists {list_us:.1f} us/call; {note}"}
     harness.append_rows(out, [row])
     print(f"{mix:22s} rows={n:4d} V={v:7d} {impl:12s} {p50:8.1f} us   host {host_us:6.1f} us, lists {list_us:6.1f} us",
           flush=True)

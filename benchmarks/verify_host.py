@@ -5,23 +5,11 @@ tensors, then as host lists; the fastest of five rounds of 100 calls without syn
     python3 benchmarks/verify_host.py [B ...]
 """
 import sys
-import time
 
 import torch
 
+from benchmarks import harness
 from sonicsampler import Sampler, SamplingParams
-
-
-def host_us(call, rounds: int = 5, reps: int = 100) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            call()
-        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-        torch.cuda.synchronize()
-    return best
 
 
 def main(sizes) -> None:
@@ -34,9 +22,9 @@ def main(sizes) -> None:
         slots = torch.arange(bsz, device="cuda")
         pos = torch.arange(bsz, device="cuda") + 100
         drafts = torch.randint(0, v, (bsz, gamma), device="cuda")
-        dev_us = host_us(lambda: s.verify(logits, drafts, slots, pos))
+        dev_us = harness.host_time(lambda: s.verify(logits, drafts, slots, pos))
         sl, pl, dl = slots.tolist(), pos.tolist(), drafts.cpu()
-        list_us = host_us(lambda: s.verify(logits, dl, sl, pl))
+        list_us = harness.host_time(lambda: s.verify(logits, dl, sl, pl))
         print(f"verify host B={bsz} gamma={gamma}: device tensors {dev_us:.1f} us, host lists {list_us:.1f} us "
               f"per eager call", flush=True)
 

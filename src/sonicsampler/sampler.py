@@ -46,8 +46,8 @@ class Sampler:
     bound: candidates per row (power of two, at most 128). Truncated sets that fit it are settled from
     the candidates; larger ones (min-p, top-k above the bound, top-p, in any combination) by exact
     passes over the row in stage 2, shared by its programs (kernels/shared_sets.py: a lone row at
-    V = 151936 on an H100 takes ~32 µs for min-p alone, ~97 µs for a nucleus; run 95). Untruncated rows (no top-k, top-p, min-p) are exact draws from
-    the full softmax. Every row is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True
+    V = 151936 on an H100 takes ~32 µs for min-p alone, ~97 µs for a nucleus; run 95). Untruncated rows
+    (no top-k, top-p, min-p) are exact draws from the full softmax. Every row is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True
     asks for the paper's behaviour: sample among the best `bound` tokens (faster: no noise for every
     token, no passes), with such rows flagged and the dropped mass reported.
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
@@ -256,8 +256,7 @@ class Sampler:
         if n == 0:
             return SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
 
-        mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # as prologue_args
-        mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
+        mask, mask_stride = self.mask_args(grammar_bitmask)
         stride = logits.stride(0)
         sc = plan["scratch"]
         # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
@@ -316,14 +315,18 @@ class Sampler:
         if mask.stride(1) != 1:
             raise SamplingInputError("grammar_bitmask", "last dimension must be contiguous")
 
+    def mask_args(self, grammar_bitmask) -> tuple:
+        """The grammar mask and its row stride as the kernels take them (any int32 pointer when unused)."""
+        if grammar_bitmask is None:
+            return self.table.prompt_mask, 0
+        return grammar_bitmask, grammar_bitmask.stride(0)
+
     def prologue_args(self, grammar_bitmask) -> tuple:
         """The prologue's arguments (kernels/prologue.process): grammar mask and its row stride, then
         the slot table's tensors."""
         t = self.table
-        mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # any int32 pointer when unused
-        mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
-        return (mask, mask_stride, t.prompt_mask, t.words, t.counts, t.repetition, t.frequency, t.presence,
-                t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
+        return (*self.mask_args(grammar_bitmask), t.prompt_mask, t.words, t.counts, t.repetition, t.frequency,
+                t.presence, t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
 
     def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool, bool, bool]:
         """(top-n logprobs width, whether a raw-logprobs row needs the exact raw top-n pass, whether the

@@ -165,8 +165,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
     z, sc = plan["z"], plan["scratch"]
     stride = target_logits.stride(0)
-    mask = grammar_bitmask if grammar_bitmask is not None else t.prompt_mask   # as Sampler.prologue_args
-    mask_stride = grammar_bitmask.stride(0) if grammar_bitmask is not None else 0
+    mask, mask_stride = sampler.mask_args(grammar_bitmask)
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     # Stage 2's per-row results and one arrival counter per request (kernels/verify.py): the counters

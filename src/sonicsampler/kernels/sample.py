@@ -123,13 +123,12 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     # its position + l), so that verification derives no per-row tensors on the host.
     req = row
     n_pend = 0
+    pend_ptr = drafts_ptr
     if PENDING:
         req = row // rows_per_request
         n_pend = row % rows_per_request
-    slot, flags = row_slot(slots_ptr, flags_ptr, req, max_slots)
-    pend_ptr = drafts_ptr
-    if PENDING:
         pend_ptr = drafts_ptr + req * (rows_per_request - 1)
+    slot, flags = row_slot(slots_ptr, flags_ptr, req, max_slots)
     # -inf past the vocabulary: every processing step keeps it, so no lane mask lives through the tile
     # (tile_keys says what masks cost).
     # The extract strategy takes the tile as groups of 8 neighbours (kernels/topk.py groups_topk), with

@@ -19,6 +19,7 @@ import torch
 
 from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import SamplingParams, reference, rng
+from sonicsampler.kernels import shared_sets
 from sonicsampler.kernels.sample import sample_stage1, sample_stage2
 from sonicsampler.sampler import Sampler
 
@@ -289,6 +290,47 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
          eager_ms=_eager_ms(lambda: s.sample(x, slots_d, pos_d)))
 
 
+NARROW_SETS = [dict(top_p=0.9), dict(top_k=600, top_p=0.9), dict(top_p=0.8, min_p=0.05), dict(top_p=0.99)]
+
+
+def check_narrow_cuts(v=151936, dtype=torch.bfloat16):
+    """Long top-p cuts on rows of values around 10 (keys sparse there, unlike flat rows around 0), whose
+    searches start from the key range their candidates bound (long_rows.nucleus_start): in the sampler,
+    one such row in 16 among standard rows (NARROW_SETS in turn), against the reference, with the passes
+    each long row took (its board's done counters; 5 for a full 16-bit search and the draw, 9 after a
+    top-k above the bound); in verification (γ = 1), every request such a row, against the reference."""
+    n = 16 * len(NARROW_SETS)
+    params = [SamplingParams(temperature=1.0, seed=110 + i, logprobs=3, **NARROW_SETS[i // 16]) if i % 16 == 0
+              else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=110 + i) for i in range(n)]
+    gen = torch.Generator().manual_seed(v + 3)
+    logits = (10 + 0.5 * torch.randn(n, v, generator=gen)).to(dtype)
+    s = Sampler(v, n, "cuda")
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    positions = list(range(7, 7 + n))
+    out = s.sample(logits.cuda(), list(range(n)), positions)
+    ref = reference.sample(logits, params, positions=positions)
+    torch.cuda.synchronize()
+    board = s._scratch.get("board", n * shared_sets.BOARD_W.value, torch.int32, s.table.device)
+    done = board.view(n, -1)[:, shared_sets.DONE_AT.value:].cpu()
+    long_rows = list(range(0, n, 16))
+    emit(what="sample_narrow_cuts", V=v, dtype=str(dtype), rows=n, exact_rows=int(out.exact.sum()),
+         equal=int((out.tokens.cpu() == ref.tokens).sum()),
+         long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
+         passes=[int((done[r] > 0).sum()) for r in long_rows],
+         set_sizes=[int((p > 0).sum()) for p in reference.probs(logits[long_rows], [params[i] for i in long_rows])])
+    bsz, gamma = len(NARROW_SETS), 1
+    vp = [SamplingParams(temperature=1.0, seed=130 + b, logprobs=3, **NARROW_SETS[b]) for b in range(bsz)]
+    sv = Sampler(v, bsz, "cuda")
+    for i, p in enumerate(vp):
+        sv.add_request(i, p)
+    x = (10 + 0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(dtype)
+    drafts = torch.randint(0, v, (bsz, gamma), generator=gen)
+    vout = sv.verify(x.cuda(), drafts, list(range(bsz)), list(range(bsz)))
+    vref = reference.verify(x, drafts, vp, positions=list(range(bsz)))
+    _emit_verify("verify_narrow_cuts", vout, vref, v, bsz, gamma, dtype=str(dtype))
+
+
 def check_verify_long(v=151936, bsz=4, gamma=3, dtype=torch.bfloat16):
     """Requests whose target sets lie far beyond the bound (flat rows: nuclei, top-k 500, min-p alone
     of thousands of tokens) take the exact passes over the row: the reference's tokens and top-n,
@@ -367,6 +409,9 @@ if __name__ == "__main__":
     if "long_shared" in parts:  # long rows among standard ones: their passes shared by the batch
         for n in (16, 128):
             check_long_shared(151936, n)
+    if "narrow_cuts" in parts:  # long top-p cuts whose searches start narrowed
+        for dtype in (torch.bfloat16, torch.float32):
+            check_narrow_cuts(151936, dtype)
     if "long_shared_fp32" in parts:
         check_long_shared(151936, 32, torch.float32)
     if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32

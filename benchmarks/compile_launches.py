@@ -5,6 +5,8 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches sampler      # from the repository root
     python -m benchmarks.compile_launches verify       # Sampler.verify: its stage 1 and the three draft kinds
     python -m benchmarks.compile_launches verify_plain # Sampler.verify as the benchmarks call it
+    python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
+                                                       # variant, with helper programs
 """
 import sys
 
@@ -31,10 +33,12 @@ def _arg_type(a):
 def signature_of(fn, args, kwargs):
     names = fn.arg_names
     sig, consts = {}, {}
-    for name, a in zip(names, args):
-        if _arg_type(a):
-            sig[name] = _arg_type(a)
     constexprs = {p.name for p in fn.params if p.is_constexpr}
+    for name, a in zip(names, args):
+        if name in constexprs:      # a constexpr passed positionally (verification's stage 1)
+            consts[name] = a
+        elif _arg_type(a):
+            sig[name] = _arg_type(a)
     for name, a in kwargs.items():
         if name in constexprs:
             consts[name] = a
@@ -113,11 +117,18 @@ def main(what):
         s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
                  [0, 1], [0, 0], draft_probs=torch.zeros(b, gamma, v))
 
+    def call_shared():            # top-p without top-k (its set may exceed the bound) beside the standard mix
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
+        s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
+        s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
+        s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
+
+    from sonicsampler.kernels.raw_top import raw_top_fill
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
-    calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain}
-    for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2],
-                                    calls[what]):
+    calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared}
+    for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
+                                     raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)
         sig, consts = signature_of(fn, args, kwargs)
         report(f"{fn.__name__} {consts}", compile_kernel(fn, sig, consts, warps))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
@@ -631,6 +631,15 @@ if rows:
             --vocab 151936 --rows 32 --impl sonicsampler --budget-ms 60 --out "$OUT/verify_$env.csv" 2>&1 \
             | grep -v "^ \|Warning\|warn"
     done ;;
+  checks105) # run 105: top-p cuts' searches start from the key range their candidates bound
+            # (long_rows.nucleus_start): long top-p cuts on rows of values around 10 (bf16, fp32; sampler and
+            # verification, with the passes taken), long rows shared among standard ones, the late-long graph
+    timeout 400 python3 benchmarks/check_sampler_gpu.py narrow_cuts long_shared graph_late_long 2>&1 \
+        | grep -v "'what': 'env'" ;;
+  ab105)    # run 105: the same change timed against the carried snapshot: issue 5's nucleus batches (the benchmark's
+            # long nucleus keeps the full search; the mid one takes one search pass fewer) and the graph path's
+            # standard and top-p-only mixes
+    mix_ab "" 280 --rows 1,16,128 --mix top_p,top_p_no_k,mid_nucleus_1_in_16,long_nucleus_1_in_16 --budget-ms 30 ;;
   ab100)    # run 100: SHARED launches read the batch's MAY_EXCEED bits and share nothing without one (run 99's
             # +8-10% on the graph path); checks (a graph captured before a long and a processed raw-logprobs
             # request), then the graph path's mixes against the carried snapshot

@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from sonicsampler import indicators
+from sonicsampler.kernels import long_rows
 from sonicsampler.kernels.verify import finish_request
 
 from sonicsampler import SamplingInputError, SamplingParams, reference, verification
@@ -231,6 +232,33 @@ def test_sets_beyond_the_bound_are_exact(kind, dtype):
     flagged = approx.verify(logits.to(DEVICE), drafts, list(range(bsz)), [11 * b for b in range(bsz)],
                             draft_probs=dp if not torch.is_tensor(dp) else dp.to(DEVICE))
     assert not bool(flagged.exact.any())                   # the bounded approximation still reports itself
+
+
+@triton.jit
+def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    # A clamped first pass whose range lies above every key: the cut falls in its interval 0.
+    return hi_key + 4096, tl.zeros((), tl.int64), search_p
+
+
+@pytest.mark.parametrize("bounds", ["held", "broken"])
+def test_top_p_cuts_that_the_candidates_bound_are_exact(bounds, monkeypatch):
+    """Verification's long top-p cuts start from the range their candidates bound (long_rows.nucleus_start;
+    the sampler's test counts the passes): target rows on values around 10, with nuclei alone, after a
+    top-k above the bound and after min-p, equal the reference's; also when the bounds do not hold
+    and each search starts over after its first pass."""
+    if bounds == "broken":
+        monkeypatch.setattr(long_rows, "nucleus_start", _bounds_that_do_not_hold)
+    v, gamma, bsz = 320, 1, 3
+    gen = torch.Generator().manual_seed(34)
+    logits = (10 + 0.5 * torch.randn(bsz * (gamma + 1), v, generator=gen)).to(torch.bfloat16)
+    drafts, dp = draft_setup(logits, gamma, "dense", gen)
+    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=50, logprobs=2),
+              SamplingParams(temperature=0.7, top_k=60, top_p=0.5, seed=51, logprobs=1, logprobs_mode="processed"),
+              SamplingParams(temperature=1.0, top_p=0.95, min_p=0.05, seed=52)]
+    out, ref, resolved = run(logits, drafts, params, [3, 4, 5], dp=dp, bound=8, block=64, emit=4)
+    check(out, ref, resolved)
+    sizes = [int((p > 0).sum()) for p in reference.probs(logits[::gamma + 1], resolved, positions=[3, 4, 5])]
+    assert min(sizes) > 2 * 8, sizes
 
 
 def test_draft_mass_where_the_target_has_none():

@@ -37,7 +37,7 @@ from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
-from .long_rows import long_set_kinds, set_head
+from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
 from .tile import load_tile, processed_tile, tile_keys
 
@@ -264,8 +264,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     values the candidates are ranked on (processed, rounded to the input dtype), the first candidate's
     token id (the greedy token; 0 if none), a stabiliser m of the candidates' exponentials (the first
     candidate's rank value, or its processed value where that is not finite) and whether all C
-    candidates are real. PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates`
-    have none (stage 1 emitted nothing).
+    candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start, _cut_bounds): a
+    part of its set's weight (relative to exp(m)) and a value key at or above the cut's. PENDING: see
+    prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1 emitted nothing).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
     shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced
@@ -384,8 +385,21 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # survivors' (exact when the row is exact, the bounded set's otherwise).
     log_kept = m + tl.log(kept_e)
     log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
+    w_lo, hi_key = _cut_bounds(flags, top0, top_last, kept_sum, lse_all, m)
     return (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
-            first, m, full, raw_lse)
+            first, m, full, raw_lse, w_lo, hi_key)
+
+
+@triton.jit
+def _cut_bounds(flags, top0, top_last, kept_sum, lse_all, m):
+    """What bounds a long top-p cut (long_rows.nucleus_start): a part of the weight W of the set it
+    cuts, and a value key at or above the cut's. For a nucleus over the whole vocabulary: W itself
+    from the full normalizer (the passes sum the same weights in another order: nucleus_start keeps a
+    factor 2 of margin), and the last candidate's key (the candidates could not hold the nucleus:
+    stage 2 measured their mass against that normalizer). After min-p or top-k: the candidates' weight
+    kept before top-p, and the first candidate's key (the nucleus may lie inside the candidates)."""
+    alone = (flags & (MIN_P | TOP_K)) == 0
+    return tl.where(alone, tl.exp(lse_all - m), kept_sum), (tl.where(alone, top_last, top0) >> 32).to(tl.int64)
 
 
 @triton.jit
@@ -650,7 +664,7 @@ def _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, ma
     no = row < 0
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
-        row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero,
+        row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no, zero,
         zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
@@ -688,7 +702,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
-     first, m0, full, raw_lse) = row_distribution(
+     first, m0, full, raw_lse, w_lo, hi_key) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
@@ -719,12 +733,14 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     if SHARED & EXACT_UNTRUNCATED:
         if share:
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
+            top_p = tl.load(top_p_ptr + slot)
+            p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
-                row, n_rows, n_help, sync_ptr, long_set, search_k, search_p, thr, m0, tl.load(top_p_ptr + slot),
-                tl.load(top_k_ptr + slot), slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
-                prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,
-                ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                row, n_rows, n_help, sync_ptr, long_set, search_k, search_p, thr, m0, top_p,
+                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, slot, flags, seed, pos, logits_ptr, stride_row,
+                V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

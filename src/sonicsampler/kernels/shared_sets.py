@@ -1,7 +1,8 @@
 """The sampler's exact passes over long rows (kernels/long_rows.py), shared among stage 2's programs.
 
-A row whose set exceeds the bound needs up to 17 passes over its whole row (4 search passes per cut
-for 16-bit keys, 8 for fp32's, then the final pass). In its own program they cost ~0.65 ms for a
+A row whose set exceeds the bound needs up to 18 passes over its whole row (4 search passes per cut
+for 16-bit keys, 8 for fp32's, fewer for a top-p cut that the candidates bound and one more where that
+bound fails: long_rows.nucleus_start; then the final pass). In its own program they cost ~0.65 ms for a
 nucleus at V = 151936 on an H100, while the batch's other programs finish in ~12 us and leave their
 SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the batch may run:
 
@@ -50,8 +51,8 @@ MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
-# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position), fp32 (thr, m, the
-# cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
+# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped), fp32 (thr,
+# m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
 # Row states (0: not used by this launch yet; a fresh board is zero).
@@ -116,13 +117,14 @@ def announce(board_ptr, row, sync_ptr, n_help):
 
 
 @triton.jit
-def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, who,
+def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, clamped, who,
           thr, m, f_hi_k, target_k, f_hi, target):
     """Post pass i of the row: its parameters, then (released after them) the state word."""
     j = tl.arange(0, PARAMS_W)
     iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
     iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
     iv = tl.where((j >= 6) & (j < 10), who, iv)   # (slot, flags, seed, position) in lanes 6..9
+    iv = tl.where(j == 10, clamped.to(tl.int64), iv)
     fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
     fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
@@ -161,7 +163,7 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask
     out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
                      counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                      thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, _get(iv, 5) != 0,
-                     s_lo, shift, _get(iv, 4) != 0, seed, pos, 0, -1, False, 0.0, None, None, 0,
+                     s_lo, shift, _get(iv, 4) != 0, _get(iv, 10) != 0, seed, pos, 0, -1, False, 0.0, None, None, 0,
                      (wc * n_sub // nch).to(tl.int32), ((wc + 1) * n_sub // nch).to(tl.int32),
                      SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
     tl.store(part_ptr + (wr * NCH + wc) * 16 + tl.arange(0, 16), out)
@@ -170,15 +172,16 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask
 
 
 @triton.jit
-def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p, thr, m, top_p, k, slot, flags,
-                    seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
-                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p, thr, m, top_p, k, p_lo, p_shift,
+                    p_clamped, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+                    prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
-    is one of n_help helpers and has no row of its own. Returns the set's draw on the sampling stream,
+    is one of n_help helpers and has no row of its own. (p_lo, p_shift, p_clamped): where the top-p
+    cut's search starts (long_rows.nucleus_start). Returns the set's draw on the sampling stream,
     its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a
     long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
@@ -198,8 +201,10 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
     phase = tl.where(long_set, tl.where(search_k, 0, tl.where(search_p, 1, 2)), 3)
     p = tl.zeros((), tl.int32)
     i = tl.zeros((), tl.int32)
-    s_lo = tl.full((), 0, tl.int64)
-    shift = tl.full((), KEY_BITS - 4, tl.int64)
+    # The top-p cut's search starts at (p_lo, p_shift, p_clamped); the top-k cut's searches all keys.
+    s_lo = tl.where(phase == 1, p_lo, 0)
+    shift = tl.where(phase == 1, p_shift, KEY_BITS - 4)
+    clamped = (phase == 1) & p_clamped
     s_f_hi = tl.full((), 0.0, tl.float32)
     s_target = tl.full((), 0.0, tl.float32)
     lo_k = tl.full((), -1, tl.int64)
@@ -212,7 +217,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
         tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
-        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, who,
+        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
               thr, m, f_hi_k, target_k, f_hi, target)
     elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
@@ -248,10 +253,12 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                     tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
-                    s_lo, shift, s_target, s_f_hi, jj = search_step(tl.sum(blk, axis=0), s_lo, shift, s_target,
-                                                                    s_f_hi, p == 0, by_count, k, top_p, KEY_BITS)
+                    s_lo, shift, s_target, s_f_hi, jj, done = search_step(
+                        tl.sum(blk, axis=0), s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped,
+                        KEY_BITS)
                     p += 1
-                    if p == KEY_BITS // 4:
+                    clamped = phase < 0
+                    if done:
                         # The cut is set: the weight tied at its key before each chunk, for later passes.
                         tied = tl.sum(tl.where(j16[None, :] == jj, blk, 0.0), axis=1)
                         tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
@@ -262,13 +269,14 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                             lo, f_hi, target = s_lo, s_f_hi, s_target
                             phase = 2
                         p = 0
-                        s_lo = tl.full((), 0, tl.int64)
-                        shift = tl.full((), KEY_BITS - 4, tl.int64)
+                        s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
+                        shift = p_shift
+                        clamped = p_clamped & (phase == 1)
                         s_f_hi = tl.full((), 0.0, tl.float32)
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
                     _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                          who, thr, m, f_hi_k, target_k, f_hi, target)
+                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)
         if (wr < 0) & ~acted:
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             first = tl.full((), 0, tl.int64) + n_share

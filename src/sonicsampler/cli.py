@@ -200,7 +200,7 @@ _BENCH_DESCRIPTION = (
     "CUDA-graph replays, rows appended to a CSV, a progress bar on a terminal (tqdm, from the "
     "'bench' extra; one line per measurement otherwise), then the speedup table. Needs the "
     "repository checkout: an installed wheel has no benchmarks folder. On a machine without a GPU it "
-    "says so and runs the CPU demonstration (`sonicsampler demo`) instead.")
+    "says so and runs the CPU demonstration (`sonicsampler demo`) instead, a small one with --quick.")
 
 
 def _load_bench_run():
@@ -236,7 +236,9 @@ def _bench(argv: list[str]) -> int:
     if not _gpu_available():
         reason = "No CUDA GPU found (torch.cuda.is_available() is False): the benchmarks need one; " \
                  "running the CPU demonstration under Triton's interpreter instead."
-        return _demo(_demo_parser().parse_args([]), reason=reason)
+        # --quick: a small demonstration (2 rows of 700 tokens) for a quick check.
+        small = ["--rows", "2", "--vocab", "700", "-k", "8"] if "--quick" in argv else []
+        return _demo(_demo_parser().parse_args(small), reason=reason)
     if bench_run is None:
         print(f"error: the benchmarks folder is not there ({benchmarks_dir()} does not exist): "
               "`sonicsampler bench` runs from a checkout of the sonicsampler repository "

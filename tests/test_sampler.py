@@ -548,7 +548,8 @@ def test_shared_passes_cut_ties_across_chunks(dtype):
 
 @triton.jit
 def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    # A clamped first pass whose range lies above every key: the cut falls in its interval 0.
+    # A clamped first pass whose range lies above every key: the cut falls in its interval 0 (the
+    # verification test puts the range below every key instead: interval 15).
     return hi_key + 4096, tl.zeros((), tl.int64), search_p
 
 

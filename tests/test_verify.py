@@ -236,8 +236,9 @@ def test_sets_beyond_the_bound_are_exact(kind, dtype):
 
 @triton.jit
 def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    # A clamped first pass whose range lies above every key: the cut falls in its interval 0.
-    return hi_key + 4096, tl.zeros((), tl.int64), search_p
+    # A clamped first pass over keys 1..14, below every token's: the cut falls in its interval 15 (the
+    # sampler's test moves the range above every key instead: interval 0).
+    return tl.zeros((), tl.int64), tl.zeros((), tl.int64), search_p
 
 
 @pytest.mark.parametrize("bounds", ["held", "broken"])
@@ -245,7 +246,7 @@ def test_top_p_cuts_that_the_candidates_bound_are_exact(bounds, monkeypatch):
     """Verification's long top-p cuts start from the range their candidates bound (long_rows.nucleus_start;
     the sampler's test counts the passes): target rows on values around 10, with nuclei alone, after a
     top-k above the bound and after min-p, equal the reference's; also when the bounds do not hold
-    and each search starts over after its first pass."""
+    (the range lies below every key) and each search starts over after its first pass."""
     if bounds == "broken":
         monkeypatch.setattr(long_rows, "nucleus_start", _bounds_that_do_not_hold)
     v, gamma, bsz = 320, 1, 3

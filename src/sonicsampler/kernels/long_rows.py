@@ -16,7 +16,7 @@ tied tokens with lower ids) is below target; the trivial cut (-1, 0, inf) keeps 
 16-bit keys, 8 for 32-bit ones (each pass sums the weight in 16 key intervals at once). Min-p alone
 needs no search: its threshold is known. A top-p cut's search starts from a narrower range where the
 candidates bound it (nucleus_start): for 16-bit keys one or two passes fewer when the nucleus lies
-in a few octaves of values, and one extra pass, never a wrong cut, when the bounds do not hold.
+in a few octaves of values, and one extra pass, never another cut key, when the bounds do not hold.
 
 `long_set_pass` then walks the row once: it sums the set's mass (its exact log-normalizer), tells
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
@@ -298,7 +298,9 @@ def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr,
     - above by hi_key (sample._cut_bounds): the last (C-th) candidate's key for a nucleus over the
       whole vocabulary, which the candidates could not hold, else the first candidate's.
     Should a bound not hold (rounding at its edge), the clamped pass says so and the search starts
-    over from all keys (search_step): one pass more, the same cut.
+    over from all keys (search_step): one pass more, the same cut key. (The cut's f_hi and target are
+    sums of the same weights grouped by other intervals: they may differ from a full search's in the
+    last bits, as they do with the number of chunks.)
     A range of R keys takes a first pass with intervals of 2**shift keys, shift the least multiple of 4
     with 14 intervals covering R (later passes divide by 16 down to one key), and its intervals 0 and
     15 hold every key below and above (clamped), so that the first pass still weighs every token.

@@ -47,9 +47,10 @@ class Sampler:
     the candidates; larger ones (min-p, top-k above the bound, top-p, in any combination) by exact
     passes over the row in stage 2, shared by its programs (kernels/shared_sets.py: a lone row at
     V = 151936 on an H100 takes ~32 µs for min-p alone, ~97 µs for a nucleus; run 95). Untruncated rows
-    (no top-k, top-p, min-p) are exact draws from the full softmax. Every row is exact (`SampleOutput.exact`) unless allow_bounded_approximation=True
-    asks for the paper's behaviour: sample among the best `bound` tokens (faster: no noise for every
-    token, no passes), with such rows flagged and the dropped mass reported.
+    (no top-k, top-p, min-p) are exact draws from the full softmax. Every row is exact
+    (`SampleOutput.exact`) unless allow_bounded_approximation=True asks for the paper's behaviour:
+    sample among the best `bound` tokens (faster: no noise for every token, no passes), with such rows
+    flagged and the dropped mass reported.
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
     per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the

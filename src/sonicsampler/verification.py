@@ -13,6 +13,7 @@ import torch
 
 from .errors import SamplingInputError
 from .kernels.sample import sample_stage1
+from .kernels.verify import verify_stage2
 from .launch import int_spec, tensor_spec
 from .outputs import SparseDraftProbs, VerifyOutput
 from .topk import _pow2_at_least
@@ -27,8 +28,14 @@ _STAGE1_CONSTEXPRS = tuple(_NAMES1[_NAMES1.index("BLOCK_LOG2"):_NAMES1.index("dr
 # logits, stride, row slots and positions, mask, its stride, drafts and rows per request; stage 2's
 # the same (the requests' slots and positions), the drafts and their probabilities, the per-row
 # scratch (it may grow), the outputs and the top-n width.
-_DYNAMIC1 = (0, 1, 3, 5, 7, 8, _NAMES1.index("drafts_ptr"), _NAMES1.index("rows_per_request"))
-_DYNAMIC2 = (0, 1, 3, 5, 7, 8) + tuple(range(23, 33)) + tuple(range(39, 49)) + (51, 52, 53)
+# Named, in the order the launches pass their values.
+_DYNAMIC1 = tuple(map(_NAMES1.index, ("logits_ptr", "stride_row", "slots_ptr", "positions_ptr", "mask_ptr",
+                                      "mask_stride", "drafts_ptr", "rows_per_request")))
+_DYNAMIC2 = tuple(map(verify_stage2.arg_names.index, (
+    "logits_ptr", "stride_row", "req_slots_ptr", "req_pos_ptr", "mask_ptr", "mask_stride", "drafts_ptr", "gamma",
+    "n_draft_ptr", "q_ptr", "q_stride_b", "q_stride_l", "q_ids_ptr", "qi_stride_b", "qi_stride_l", "K",
+    "res_tok_ptr", "res_bits_ptr", "res_lp_ptr", "arrived_ptr", "tokens_ptr", "n_emit_ptr", "n_acc_ptr",
+    "valid_ptr", "logprob_ptr", "exact_ptr", "top_ids_ptr", "top_lp_ptr", "N_TOP")))
 
 
 def _capturing(dev) -> bool:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
-# $OUT/triton_cache.tgz at the end (keep it in the repository root, git-ignored, for the next call).
+# $OUT/triton_cache.tgz.part* at the end (join them into .triton_cache.tgz in the repository root, git-ignored).
 source benchmarks/gpu_env.sh
 export TRITON_CACHE_DIR=/tmp/triton_cache
 mkdir -p "$TRITON_CACHE_DIR"
@@ -636,6 +636,9 @@ if rows:
             # verification, with the passes taken), long rows shared among standard ones, the late-long graph
     timeout 400 python3 benchmarks/check_sampler_gpu.py narrow_cuts long_shared graph_late_long 2>&1 \
         | grep -v "'what': 'env'" ;;
+  narrow105) # run 105b: what checks105's step limit cut off (after 3 minutes of compiles for graph_late_long):
+             # narrowed top-p cuts, bf16 and fp32, sampler and verification, with the passes taken
+    timeout 430 python3 benchmarks/check_sampler_gpu.py narrow_cuts 2>&1 | grep -v "'what': 'env'" ;;
   ab105)    # run 105: the same change timed against the carried snapshot: issue 5's nucleus batches (the benchmark's
             # long nucleus keeps the full search; the mid one takes one search pass fewer) and the graph path's
             # standard and top-p-only mixes
@@ -687,4 +690,6 @@ if rows:
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,32 ;;
   *) echo "usage: $0 topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76" >&2 ;;
 esac
-tar -czf "$OUT/triton_cache.tgz" -C "$TRITON_CACHE_DIR" . && ls -la "$OUT/triton_cache.tgz"
+# in parts of at most 15 MiB (the device returns files of up to 16 MiB); join them here with
+# `cat triton_cache.tgz.part* > .triton_cache.tgz`
+tar -czf - -C "$TRITON_CACHE_DIR" . | split -b 15m - "$OUT/triton_cache.tgz.part" && ls -la "$OUT"/triton_cache.tgz.part*

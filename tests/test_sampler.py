@@ -519,15 +519,16 @@ def test_long_sets_beyond_the_bound_are_exact(kind, dtype):
     assert_exact_beyond_the_bound(logits, params, first_position=70, times=2)
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
-def test_shared_passes_cut_ties_across_chunks(dtype):
+@pytest.mark.parametrize("dtype,claim", [(torch.bfloat16, 3), (torch.float32, 0)])
+def test_shared_passes_cut_ties_across_chunks(dtype, claim):
     """The exact passes in chunks that any of stage 2's programs may run (kernels/shared_sets.py): 19
     sub-tiles of 32 tokens in 4 chunks of 4-5, on tie-heavy rows (logits on a coarse grid: every cut's
     key holds tied tokens in several chunks), so that the weight tied before each chunk comes from the
     earlier chunks' sums. Tokens, processed and raw log-probabilities equal the reference's, over two
     launches of one Sampler (the second starts from the first's board, every row DONE), with standard
     rows in the batch. A wrong tie prefix moves a nucleus's mass by about 1% here (a log-probability
-    by ~0.06, far outside the tolerance)."""
+    by ~0.06, far outside the tolerance). In bf16 programs take 3 chunks at once (long_claim: chunks
+    0-2, then 3, each with its own tie prefix); in fp32 as many as the kernel chooses."""
     gen = torch.Generator().manual_seed(31)
     n = 6
     logits = torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4
@@ -536,7 +537,7 @@ def test_shared_passes_cut_ties_across_chunks(dtype):
             dict(min_p=0.1, top_p=0.95), dict(top_p=0.8)]
     params = [SamplingParams(temperature=(1.0, 1.3)[i % 2], seed=400 + i, logprobs=3,
                              logprobs_mode=("processed", "raw")[i % 2], **cuts[i]) for i in range(n)]
-    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_claim=claim)
     for i, p in enumerate(params):
         s.add_request(i, p)
     for step in range(2):
@@ -544,6 +545,29 @@ def test_shared_passes_cut_ties_across_chunks(dtype):
         out = s.sample(logits, list(range(n)), positions)
         n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
         assert n_exact == n and n_equal == n
+
+
+def test_claims_of_several_chunks_change_no_bit():
+    """How many chunks a program takes at once (Sampler long_claim) decides who runs which chunk, not
+    the chunks' sums or their order: a lone tie-heavy nucleus (1 row, 3 helper programs, 4 chunks)
+    gives bitwise the same token and log-probabilities with claims of 1, 3 (chunks 0-2, then 3) and
+    the kernel's choice, and the reference's. Invalid claims are refused."""
+    gen = torch.Generator().manual_seed(43)
+    logits = (torch.round(0.4 * torch.randn(1, V, generator=gen) * 4) / 4).to(torch.bfloat16)
+    params = [SamplingParams(temperature=1.2, top_p=0.9, seed=600, logprobs=3, logprobs_mode="processed")]
+    outs = []
+    for claim in (1, 3, 0):
+        s = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_claim=claim)
+        s.add_request(0, params[0])
+        outs.append(s.sample(logits, [0], [70]))
+    n_exact, n_equal = check_against_reference(logits, params, [70], [[]], [[]], outs[0])
+    assert n_exact == 1 and n_equal == 1
+    for o in outs[1:]:
+        assert torch.equal(o.tokens, outs[0].tokens) and torch.equal(o.logprob, outs[0].logprob)
+        assert torch.equal(o.top_logprobs, outs[0].top_logprobs)
+    for bad in (-1, 5, 1.0):
+        with pytest.raises(ValueError, match="long_claim"):
+            Sampler(V, 1, "cpu", long_chunks=4, long_claim=bad)
 
 
 @triton.jit

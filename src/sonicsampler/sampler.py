@@ -57,13 +57,15 @@ class Sampler:
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py); they set the summation order, so results depend on it.
+    long_claim: how many of those chunks a program takes at once (0: chosen in the kernel from the
+    rows with passes posted and the programs launched); it changes who runs which chunk, never a result.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
-                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS):
+                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 0):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
@@ -78,6 +80,9 @@ class Sampler:
         # push them past LONG_BLOCK, where they spill.
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         self.long_chunks = long_chunks
+        if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
+            raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
+        self.long_claim = long_claim
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
@@ -282,7 +287,7 @@ class Sampler:
                      sc["best_idx"], sc["refill"], plan["z"], tokens, valid.view(i8), logprob, top_ids, top_lp,
                      exact.view(i8), dropped, sc["raw_lse"], n_top, d_ids, d_probs,
                      d_complete.view(i8) if d_complete.dtype == torch.bool else d_complete, sc["board"], sc["ipar"],
-                     sc["fpar"], sc["part"], sc["tb"], n, plan["help"], sc["sync"]),
+                     sc["fpar"], sc["part"], sc["tb"], n, plan["help"], sc["sync"], self.long_claim),
             plan["const2"], _DYNAMIC2)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid, sc["raw_lse"], n_top, top_ids, top_lp)

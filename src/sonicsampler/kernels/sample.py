@@ -599,7 +599,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
     return lp_out
 
 
-@triton.jit(do_not_specialize=["n_rows", "n_help"])
+@triton.jit(do_not_specialize=["n_rows", "n_help", "claim"])
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -607,7 +607,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr,
+                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr,
@@ -621,7 +621,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
     graph always launches this variant). HELPERS (implies SHARED): n_help programs past the n_rows rows
-    only help with them (a second copy of the passes' code: only batches that launch helpers compile it)."""
+    only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
+    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED
@@ -632,10 +633,10 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         share = batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2)
     if helper:
         if share:
-            _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
-                  words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                  temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2,
-                  KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
+            _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+                  prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                  bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,
+                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
         else:
             leave(sync_ptr, n_help)
     else:
@@ -647,15 +648,15 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                     tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                     raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, share,
+                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED)
 
 
 @triton.jit
-def _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
-          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+          words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
           MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
@@ -664,8 +665,8 @@ def _help(row, sync_ptr, n_rows, n_help, logits_ptr, stride_row, V, mask_ptr, ma
     no = row < 0
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
-        row, n_rows, n_help, sync_ptr, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no, zero,
-        zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+        row, n_rows, n_help, sync_ptr, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
+        zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
         IS_BF16, HAS_MASK, MAX_BIAS)
@@ -679,7 +680,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                 tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                 raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, share,
+                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim, share,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 IS_BF16: tl.constexpr,
@@ -736,7 +737,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             top_p = tl.load(top_p_ptr + slot)
             p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
-                row, n_rows, n_help, sync_ptr, long_set, search_k, search_p, thr, m0, top_p,
+                row, n_rows, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m0, top_p,
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, slot, flags, seed, pos, logits_ptr, stride_row,
                 V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,

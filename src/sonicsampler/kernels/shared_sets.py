@@ -139,14 +139,15 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Chunk wc of pass wi of row wr (taken from its counter): run it, store its partial results, and
-    count it done (released after the stores). Everything about the row comes from the pass's
-    parameters, whoever runs it (read past L1, which other SMs' writes do not update)."""
+    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, store each one's
+    partial results in its own slot, and count them done (released after the stores). Everything about
+    the row comes from the pass's parameters, whoever runs it (read past L1, which other SMs' writes do
+    not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
@@ -155,32 +156,47 @@ def _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask
     slot, flags, seed, pos = _get(iv, 6), _get(iv, 7).to(tl.int32), _get(iv, 8), _get(iv, 9)
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
-    # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
-    tied_k = tl.load(tb_ptr + (wr * 2) * NCH + wc, volatile=True)
-    tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + wc, volatile=True)
-    tied_k = tl.where(lo_k >= 0, tied_k, 0.0)
-    tied_p = tl.where(lo >= 0, tied_p, 0.0)
-    out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
-                     counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                     thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, _get(iv, 5) != 0,
-                     s_lo, shift, _get(iv, 4) != 0, _get(iv, 10) != 0, seed, pos, 0, -1, False, 0.0, None, None, 0,
-                     (wc * n_sub // nch).to(tl.int32), ((wc + 1) * n_sub // nch).to(tl.int32),
-                     SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-    tl.store(part_ptr + (wr * NCH + wc) * 16 + tl.arange(0, 16), out)
+    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0
+    c = wc
+    while c < wc + wn:
+        # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
+        tied_k = tl.load(tb_ptr + (wr * 2) * NCH + c, volatile=True)
+        tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
+        tied_k = tl.where(lo_k >= 0, tied_k, 0.0)
+        tied_p = tl.where(lo >= 0, tied_p, 0.0)
+        out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                         temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
+                         s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
+                         (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
+                         SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
+        c += 1
     tl.debug_barrier()
-    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, 1, sem="release")
+    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
 
 
 @triton.jit
-def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p, thr, m, top_p, k, p_lo, p_shift,
-                    p_clamped, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+def _claim(claim, nch, seen, progs):
+    """How many chunks a program takes at once: `claim` if set, else about the chunks of the rows
+    posted (as last seen) per program, at least 1. Each chunk's partial results keep their own slot,
+    so this changes who runs what, never a result; it cuts the fixed cost per take (the counter's
+    atomic, the search for a posted row, a round of parameter loads, the done count) when long rows
+    have more chunks than there are programs to run them."""
+    return tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, nch * seen // progs)), nch)
+
+
+@triton.jit
+def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
+                    p_shift, p_clamped, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                     prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
-    is one of n_help helpers and has no row of its own. (p_lo, p_shift, p_clamped): where the top-p
+    is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
+    (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p
     cut's search starts (long_rows.nucleus_start). Returns the set's draw on the sampling stream,
     its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a
     long row."""
@@ -213,6 +229,8 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
     lo, f_hi, target = lo_k, f_hi_k, target_k
     drawn = tl.full((), 0, tl.int64)
     log_final = tl.full((), float("nan"), tl.float32)
+    progs = n_share + n_help
+    seen = tl.full((), 1, tl.int32)      # rows with a pass posted, at the last search of the board
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
@@ -233,11 +251,13 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
         wi = tl.zeros((), tl.int32)
         wc = tl.zeros((), tl.int32)
+        wn = tl.zeros((), tl.int32)         # chunks wc..wc+wn-1
         acted = phase > 3                   # false
         if phase < 3:
-            c = tl.atomic_add(own + 1 + i, 1, sem="relaxed")
+            g = _claim(claim, nch, seen, progs)
+            c = tl.atomic_add(own + 1 + i, g, sem="relaxed")
             if c < nch:
-                wr, wi, wc = row, i, c
+                wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
             elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
                 # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
                 acted = phase < 3
@@ -282,6 +302,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
             first = tl.full((), 0, tl.int64) + n_share
             home = row % n_share   # helpers spread over the rows too
             pending = tl.zeros((), tl.int32)
+            n_posted = tl.zeros((), tl.int32)
             b = tl.zeros((), tl.int64)
             while b < n_share:
                 r = b + rr
@@ -290,20 +311,23 @@ def shared_long_set(row, n_share, n_help, sync_ptr, long_set, search_k, search_p
                 posted = inb & (st >= POSTED) & (r != row)
                 taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
                 pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
+                n_posted += tl.sum((inb & (st >= POSTED)).to(tl.int32))
                 free = posted & (taken < nch)
                 first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share, n_share)))
                 b += ROWS
+            seen = tl.maximum(n_posted, 1)
             if first < n_share:
                 r1 = (first + home) % n_share
                 w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
                 if w >= POSTED:
-                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), 1, sem="relaxed")
+                    g = _claim(claim, nch, seen, progs)
+                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), g, sem="relaxed")
                     if c < nch:
-                        wr, wi, wc = r1, w - POSTED, c
+                        wr, wi, wc, wn = r1, w - POSTED, c, tl.minimum(g, nch - c)
             elif (pending == 0) & (phase == 3):
                 go = phase > 3
         if wr >= 0:
-            _run_chunk(wr, wi, wc, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+            _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)

@@ -582,14 +582,16 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
     rows on values around 10 (not straddling 0, where keys are dense) with nuclei of 2x-18x the bound
     of 32, alone, after a top-k of 100 or 200 (4 passes of its own), or after min-p. The full search
-    takes 4 passes per 16-bit cut, then the final pass: 5, 9, 5, 5, 9 passes (what the board's done
-    counters show). Bounded, each top-p cut takes 2. With bounds that do not hold (the
-    range moved above every key), each top-p search starts over after its first pass: one pass more
-    than the full search, and the same tokens and log-probabilities as the reference's either way."""
+    takes 4 passes per 16-bit cut, then the final pass: 5, 9, 5, 5, 9, 9 passes (what the board's done
+    counters show). Bounded, each top-p cut takes 2. The last row's top-p 0.99 after a top-k of 100 takes
+    3 from its candidates' bound alone (u ~9 below the maximum: ~260 keys) and 2 from the top-k cut's key
+    up (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
+    each top-p search starts over after its first pass: one pass more than the full search, and the
+    same tokens and log-probabilities as the reference's either way."""
     if bounds == "broken":
         monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
     gen = torch.Generator().manual_seed(5)
-    n = 5
+    n = 6
     logits = 10 + 0.5 * torch.randn(n, V, generator=gen)
     logits[3] = torch.round(logits[3] * 8) / 8           # ties at the cut's key
     logits[4, 7] = 30.0                                   # a nucleus of one token inside a top-k of 200
@@ -598,7 +600,8 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
               SamplingParams(temperature=0.7, top_k=100, top_p=0.3, seed=2, logprobs=2),
               SamplingParams(temperature=1.0, top_p=0.99, seed=3, logprobs=2, logprobs_mode="raw"),
               SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2),
-              SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2)]
+              SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2),
+              SamplingParams(temperature=1.0, top_k=100, top_p=0.99, seed=6, logprobs=2)]
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
     for i, p in enumerate(params):
         s.add_request(i, p)
@@ -607,10 +610,10 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
     assert n_exact == n and n_equal == n
     assert [int(x) for x in reference_support(logits, params, positions, [[]] * n, [[]] * n).sum(1)] \
-        == [470, 18, 582, 470, 1]
+        == [470, 18, 582, 470, 1, 99]
     board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
     passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
-    assert passes == ([3, 7, 3, 3, 7] if bounds == "held" else [6, 10, 6, 6, 10])
+    assert passes == ([3, 7, 3, 3, 7, 7] if bounds == "held" else [6, 10, 6, 6, 10, 10])
 
 
 def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():

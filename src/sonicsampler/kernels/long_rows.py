@@ -320,14 +320,30 @@ def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr,
             k_lo = key16_from_bits(ranking_bits16(t, IS_BF16)).to(tl.int64)
         # One key lower: every key below k_lo then holds values below t, whatever the rounding to the key.
         k_lo = tl.where(t == t, k_lo - 1, 0)
-        span = hi_key.to(tl.int64) + 2 - k_lo          # keys k_lo .. hi_key + 1
-        s = tl.zeros((), tl.int64)
-        while (s < KEY_BITS - 4) & ((14 << s) < span):
-            s += 4
-        narrow = (s < KEY_BITS - 4) & (t > float("-inf"))
-        s_lo = tl.where(narrow, k_lo - (1 << s), 0)
-        shift = tl.where(narrow, s, KEY_BITS - 4)
+        s_lo, shift, narrow = _key_range(k_lo, hi_key, t > float("-inf"), KEY_BITS)
     return s_lo, shift, narrow
+
+
+@triton.jit
+def _key_range(k_lo, hi_key, ok, KEY_BITS: tl.constexpr):
+    """The first pass over keys k_lo .. hi_key + 1 (nucleus_start): (s_lo, shift, narrowed)."""
+    span = hi_key.to(tl.int64) + 2 - k_lo
+    s = tl.zeros((), tl.int64)
+    while (s < KEY_BITS - 4) & ((14 << s) < span):
+        s += 4
+    narrow = (s < KEY_BITS - 4) & ok
+    return tl.where(narrow, k_lo - (1 << s), 0), tl.where(narrow, s, KEY_BITS - 4), narrow
+
+
+@triton.jit
+def nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS: tl.constexpr):
+    """Where a top-p cut's search starts once the top-k cut's key lo_k is known: the top-p set lies
+    within the top-k's, so its cut's key is at or above lo_k too. The range of nucleus_start (its
+    lower end, all keys if it did not narrow) raised to lo_k: at V = 151936 u lies far below a top-k
+    of some hundred tokens, whose keys span a few dozen (run 105b: 3 top-p passes after a top-k of
+    600, where 1-2 do)."""
+    k_lo = tl.maximum(tl.where(p_clamped, p_lo + (tl.full((), 1, tl.int64) << p_shift), 0), lo_k)
+    return _key_range(k_lo, hi_key, lo_k >= 0, KEY_BITS)
 
 
 @triton.jit
@@ -377,6 +393,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
             p += 1
         if by_count:
             lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
+            p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS)
         else:
             lo, f_hi, target = s_lo, s_f_hi, s_target
         phase += 1

@@ -666,7 +666,7 @@ def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
         row, n_rows, n_help, sync_ptr, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
-        zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+        zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
         IS_BF16, HAS_MASK, MAX_BIAS)
@@ -738,8 +738,8 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m0, top_p,
-                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, slot, flags, seed, pos, logits_ptr, stride_row,
-                V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
+                stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:

@@ -45,7 +45,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import chunk_pass, search_step
+from .long_rows import chunk_pass, nucleus_after_top_k, search_step
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
@@ -188,7 +188,7 @@ def _claim(claim, nch, seen, progs):
 
 @triton.jit
 def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
-                    p_shift, p_clamped, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+                    p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                     prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
@@ -196,10 +196,11 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
-    (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p
-    cut's search starts (long_rows.nucleus_start). Returns the set's draw on the sampling stream,
-    its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a
-    long row."""
+    (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p cut's search starts
+    (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
+    being the range's top: long_rows.nucleus_after_top_k). Returns the set's draw on the sampling
+    stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
+    only for a long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -285,6 +286,8 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
                         if by_count:
                             lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
                             phase = tl.where(search_p, 1, 2)
+                            p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key,
+                                                                           KEY_BITS)
                         else:
                             lo, f_hi, target = s_lo, s_f_hi, s_target
                             phase = 2

@@ -243,9 +243,10 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     the reference's; each long row's token and processed log-probability bitwise equal to the same
     row sampled alone (a 1-row batch, whose passes helper-only programs share), so who ran which chunk
     does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
-    each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks from
-    CHECK_LONG_CHUNKS if set (the default otherwise)."""
-    chunks = int(os.environ.get("CHECK_LONG_CHUNKS") or LONG_CHUNKS)
+    each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks and
+    long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise)."""
+    opts = {"long_chunks": int(os.environ.get("CHECK_LONG_CHUNKS") or LONG_CHUNKS),
+            "long_claim": int(os.environ.get("CHECK_LONG_CLAIM") or 1)}
     params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode="processed",
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
@@ -254,7 +255,7 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     logits[::16] *= 0.3                                   # flat: thousands of tokens in each long set
     logits = logits.to(dtype)
     positions = list(range(5, 5 + n))
-    s = Sampler(v, n, "cuda", long_chunks=chunks)
+    s = Sampler(v, n, "cuda", **opts)
     for i, p in enumerate(params):
         s.add_request(i, p)
     x = logits.cuda()
@@ -262,7 +263,7 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     ref = reference.sample(logits, params, positions=positions)
     alone = alone_graph = 0
     for i in range(0, n, 16):
-        a = Sampler(v, 1, "cuda", long_chunks=chunks)
+        a = Sampler(v, 1, "cuda", **opts)
         a.add_request(0, params[i])
         o = a.sample(x[i:i + 1], [0], [positions[i]])
         alone += int(torch.equal(o.tokens, out.tokens[i:i + 1]) and torch.equal(o.logprob, out.logprob[i:i + 1]))
@@ -284,7 +285,7 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     graph_ok = (torch.equal(gout.tokens, eager.tokens)
                 and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num()))
     long_rows = list(range(0, n, 16))
-    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_chunks=chunks, long_rows=len(long_rows),
+    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, **opts, long_rows=len(long_rows),
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
          long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),

@@ -642,14 +642,17 @@ if rows:
   narrow107) # run 107c: top-p cuts after a top-k search start at the top-k cut's key (nucleus_after_top_k): the
              # narrowed cuts at production size again (expected passes 3 / 7 / 3 / 3 in bf16, 7 / 15 or fewer in fp32)
     timeout 430 python3 benchmarks/check_sampler_gpu.py narrow_cuts 2>&1 | grep -v "'what': 'env'" ;;
-  claims107) # run 107: 64 chunks against 16 with claims of several chunks (d02ada0: long_claim chosen in the kernel),
-             # alternating per point: the long and mid nuclei 1 row in 16, and top-p without top-k (shares, no
-             # long row: what the extra helpers cost), at 1 / 16 / 32 / 128 rows
-    timeout 520 python3 benchmarks/sampler_mix.py --vocab 151936 --rows 1,16,32,128 --long-chunks 16,64 \
-        --mix long_nucleus_1_in_16,top_p_no_k,mid_nucleus_1_in_16 --budget-ms 30 --out "$OUT/sample_mix.csv" ;;
-  claims107b) # run 107b: 64 chunks with claims against the reference at production size: long rows among standard
-              # ones (16 / 128 rows), bitwise equal alone, lone-row and batch graph replays
-    CHECK_LONG_CHUNKS=64 timeout 400 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'" ;;
+  claims107) # run 107: the shared passes at 16 and 64 chunks (one take per chunk, as run 106), then 64 chunks with
+             # the kernel's guided claims (long_claim 0: several chunks per take while many are left): the long
+             # nucleus 1 row in 16, and top-p without top-k (shares, no long row: what the extra helpers cost)
+    timeout 290 python3 benchmarks/sampler_mix.py --vocab 151936 --rows 1,16,128 --long-chunks 16,64 \
+        --mix long_nucleus_1_in_16,top_p_no_k --budget-ms 30 --out "$OUT/sample_mix.csv"
+    timeout 200 python3 benchmarks/sampler_mix.py --vocab 151936 --rows 1,16,128 --with long_chunks=64 \
+        --long-claim 0 --mix long_nucleus_1_in_16,top_p_no_k --budget-ms 30 --out "$OUT/sample_mix.csv" ;;
+  claims107b) # run 107b: 64 chunks with guided claims against the reference at production size: long rows among
+              # standard ones (16 / 128 rows), bitwise equal alone, lone-row and batch graph replays
+    CHECK_LONG_CHUNKS=64 CHECK_LONG_CLAIM=0 timeout 400 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 \
+        | grep -v "'what': 'env'" ;;
   chunks106) # run 106: the shared passes cut into 64 chunks instead of 16 (helper programs make up the difference
              # below 64 rows): the long nucleus batches at both counts, alternating, then 64 chunks' long rows
              # among standard ones against the reference, alone, and in graph replays

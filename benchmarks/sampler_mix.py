@@ -98,12 +98,15 @@ def make_sampler(mix: str, n: int, v: int, **extra):
     return s, slots, positions, mask
 
 
-def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = ()) -> None:
+def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = (),
+            fixed: dict | None = None) -> None:
     """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
-    long_chunks) or regs1 / regs2 (a stage's register cap)."""
+    long_chunks, long_claim) or regs1 / regs2 (a stage's register cap). fixed: Sampler options for
+    every variant (named in the impl column too)."""
     opt, value = variant or (None, None)
     regs = opt in ("regs1", "regs2")
-    s, slots, positions, mask = make_sampler(mix, n, v, **({opt: value} if variant and not regs else {}))
+    fixed = fixed or {}
+    s, slots, positions, mask = make_sampler(mix, n, v, **fixed, **({opt: value} if variant and not regs else {}))
     if regs:   # one stage's register cap instead of the table's (the other stage keeps the table's)
         cfg = s.launch_config(n)
         s.regs = (value, cfg.regs2) if opt == "regs1" else (cfg.regs1, value)
@@ -117,7 +120,8 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
     host_us, list_us = (
         harness.host_time(lambda a=a, b=b, xs=itertools.cycle(inputs): s.sample(next(xs), a, b, mask))
         for a, b in ((slots, positions), (slots.tolist(), positions.tolist())))
-    impl = "sonicsampler" + (f".{opt}{'_' if regs else ''}{value}" if variant else "")
+    impl = "sonicsampler" + "".join(f".{k}{x}" for k, x in fixed.items()) \
+        + (f".{opt}{'_' if regs else ''}{value}" if variant else "")
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env,
            "note": f"host {host_us:.1f} us/call; host lists {list_us:.1f} us/call; {note}"}
@@ -168,12 +172,17 @@ def main(argv=None):
                     help="sub-tiles of the exact passes to compare, alternating (default: the Sampler's)")
     ap.add_argument("--long-chunks", default="",
                     help="chunks of the shared exact passes to compare, alternating (default: the Sampler's)")
+    ap.add_argument("--long-claim", default="",
+                    help="chunks a program takes at once to compare, alternating (0: the kernel's choice)")
+    ap.add_argument("--with", dest="fixed", default="",
+                    help="Sampler options for every variant, e.g. long_chunks=64 (comma-separated)")
     ap.add_argument("--regs1", default="",
                     help="stage-1 register caps to compare, alternating (0: none; default: the table's)")
     ap.add_argument("--regs2", default="",
                     help="stage-2 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
+    fixed = {k: int(x) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
     if a.host_breakdown:
         for n in [int(x) for x in a.rows.split(",")]:
             host_breakdown(n, int(a.vocab.split(",")[0]))
@@ -182,12 +191,13 @@ def main(argv=None):
         for mix in a.mix.split(","):
             for n in [int(x) for x in a.rows.split(",")]:
                 variants = [(opt, int(x)) for opt, arg in (("long_block", a.long_block),
-                                                           ("long_chunks", a.long_chunks), ("regs1", a.regs1),
+                                                           ("long_chunks", a.long_chunks),
+                                                           ("long_claim", a.long_claim), ("regs1", a.regs1),
                                                            ("regs2", a.regs2))
                             for x in arg.split(",") if x]
                 for variant in variants or [()]:
                     try:
-                        measure(mix, n, v, env, a.out, a.budget_ms, variant)
+                        measure(mix, n, v, env, a.out, a.budget_ms, variant, fixed)
                     except Exception as e:  # a failing mix is data, not the end of the run
                         print(f"{mix} rows={n} V={v}: {harness.one_line(e)}", flush=True)
                         harness.append_rows(a.out, [{"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}",

@@ -57,15 +57,16 @@ class Sampler:
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py); they set the summation order, so results depend on it.
-    long_claim: how many of those chunks a program takes at once (0: chosen in the kernel from the
-    rows with passes posted and the programs launched); it changes who runs which chunk, never a result.
+    long_claim: how many of those chunks a program takes at once (0: chosen in the kernel, the chunks
+    left in the posted passes shared among the programs: not yet timed on a GPU); it changes who runs
+    which chunk, never a result.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
-                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 0):
+                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 1):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)

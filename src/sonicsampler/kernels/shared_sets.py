@@ -177,13 +177,15 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
 
 
 @triton.jit
-def _claim(claim, nch, seen, progs):
-    """How many chunks a program takes at once: `claim` if set, else about the chunks of the rows
-    posted (as last seen) per program, at least 1. Each chunk's partial results keep their own slot,
-    so this changes who runs what, never a result; it cuts the fixed cost per take (the counter's
-    atomic, the search for a posted row, a round of parameter loads, the done count) when long rows
-    have more chunks than there are programs to run them."""
-    return tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, nch * seen // progs)), nch)
+def _claim(claim, nch, free, progs):
+    """How many chunks a program takes at once: `claim` if set, else the chunks left untaken in the
+    posted passes (`free`, as the program last saw the board) shared among the launch's programs,
+    at least 1 (guided self-scheduling: large takes while many chunks are left, single ones towards
+    a pass's end, so that no program sits on chunks while others idle). Each chunk's partial results
+    keep their own slot, so this changes who runs what, never a result; it cuts the fixed cost per
+    take (the counter's atomic, the search for a posted row, a round of parameter loads, the done
+    count) when long rows have more chunks than there are programs to run them."""
+    return tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, tl.cdiv(free, progs))), nch)
 
 
 @triton.jit
@@ -231,7 +233,6 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
     drawn = tl.full((), 0, tl.int64)
     log_final = tl.full((), float("nan"), tl.float32)
     progs = n_share + n_help
-    seen = tl.full((), 1, tl.int32)      # rows with a pass posted, at the last search of the board
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
@@ -255,7 +256,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
         wn = tl.zeros((), tl.int32)         # chunks wc..wc+wn-1
         acted = phase > 3                   # false
         if phase < 3:
-            g = _claim(claim, nch, seen, progs)
+            g = _claim(claim, nch, 1, progs)    # the own row's chunks: one at a time unless `claim`
             c = tl.atomic_add(own + 1 + i, g, sem="relaxed")
             if c < nch:
                 wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
@@ -305,7 +306,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
             first = tl.full((), 0, tl.int64) + n_share
             home = row % n_share   # helpers spread over the rows too
             pending = tl.zeros((), tl.int32)
-            n_posted = tl.zeros((), tl.int32)
+            free_all = tl.zeros((), tl.int32)   # chunks not taken yet in the other rows' posted passes
             b = tl.zeros((), tl.int64)
             while b < n_share:
                 r = b + rr
@@ -314,16 +315,15 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
                 posted = inb & (st >= POSTED) & (r != row)
                 taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
                 pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
-                n_posted += tl.sum((inb & (st >= POSTED)).to(tl.int32))
+                free_all += tl.sum(tl.where(posted, tl.maximum(nch - taken, 0), 0))
                 free = posted & (taken < nch)
                 first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share, n_share)))
                 b += ROWS
-            seen = tl.maximum(n_posted, 1)
             if first < n_share:
                 r1 = (first + home) % n_share
                 w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
                 if w >= POSTED:
-                    g = _claim(claim, nch, seen, progs)
+                    g = _claim(claim, nch, free_all, progs)
                     c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), g, sem="relaxed")
                     if c < nch:
                         wr, wi, wc, wn = r1, w - POSTED, c, tl.minimum(g, nch - c)

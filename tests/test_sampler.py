@@ -525,10 +525,10 @@ def test_shared_passes_cut_ties_across_chunks(dtype, claim):
     sub-tiles of 32 tokens in 4 chunks of 4-5, on tie-heavy rows (logits on a coarse grid: every cut's
     key holds tied tokens in several chunks), so that the weight tied before each chunk comes from the
     earlier chunks' sums. Tokens, processed and raw log-probabilities equal the reference's, over two
-    launches of one Sampler (the second starts from the first's board, every row DONE), with standard
-    rows in the batch (the second launch in bf16 only). A wrong tie prefix moves a nucleus's mass by about 1% here (a log-probability
-    by ~0.06, far outside the tolerance). In bf16 programs take 3 chunks at once (long_claim: chunks
-    0-2, then 3, each with its own tie prefix); in fp32 a whole pass at once."""
+    launches of one Sampler (the second starts from the first's board, every row DONE; in bf16 only),
+    with standard rows in the batch. A wrong tie prefix moves a nucleus's mass by about 1% here (a
+    log-probability by ~0.06, far outside the tolerance). In bf16 programs take 3 chunks at once
+    (long_claim: chunks 0-2, then 3, each with its own tie prefix); in fp32 a whole pass at once."""
     gen = torch.Generator().manual_seed(31)
     n = 6
     logits = torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4

@@ -21,7 +21,7 @@ from benchmarks.gpu_log import JsonLog, compiled_variants
 from sonicsampler import SamplingParams, reference, rng
 from sonicsampler.kernels import shared_sets
 from sonicsampler.kernels.sample import sample_stage1, sample_stage2
-from sonicsampler.sampler import LONG_CHUNKS, Sampler
+from sonicsampler.sampler import Sampler
 
 log = JsonLog("check_sampler.jsonl")
 emit = log.emit
@@ -245,8 +245,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
     each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks and
     long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise)."""
-    opts = {"long_chunks": int(os.environ.get("CHECK_LONG_CHUNKS") or LONG_CHUNKS),
-            "long_claim": int(os.environ.get("CHECK_LONG_CLAIM") or 1)}
+    opts = {k: int(os.environ[e]) for k, e in (("long_chunks", "CHECK_LONG_CHUNKS"), ("long_claim", "CHECK_LONG_CLAIM"))
+            if os.environ.get(e)}
     params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode="processed",
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
@@ -285,7 +285,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     graph_ok = (torch.equal(gout.tokens, eager.tokens)
                 and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num()))
     long_rows = list(range(0, n, 16))
-    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, **opts, long_rows=len(long_rows),
+    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_chunks=s.long_chunks, long_claim=s.long_claim,
+         long_rows=len(long_rows),
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
          long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),

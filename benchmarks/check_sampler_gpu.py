@@ -83,6 +83,64 @@ def check_tokens(v, n, strategy=None, params=None, what="tokens"):
          token_logprob_max_err=lp_err)
 
 
+def check_penalty_steps(v=151936, n=32, steps=4, device="cuda"):
+    """Steps of one penalised batch (every row penalised, some with bias, a grammar mask on all: issue
+    4's heavy mix), each against reference.sample given the tokens the batch emitted so far: the
+    penalties see what the kernels counted at the steps before. The prologue reads counts only in the
+    words the output mask marks (kernels/prologue.py), so a count the kernels forgot to mark would
+    change a later step. Then the output mask marks every counted token."""
+    gen = torch.Generator().manual_seed(v + n + 7)
+    leaders = torch.randperm(v, generator=gen)[:24]
+    params = []
+    for i in range(n):
+        pen = dict(repetition_penalty=(1.0, 1.3, 1.1)[i % 3], frequency_penalty=(0.5, 0.0, 0.3)[i % 3],
+                   presence_penalty=(0.0, 0.4, 0.2)[i % 3], logit_bias={int(leaders[0]): 1.5} if i % 5 == 0 else None)
+        if i % 4 == 3:
+            params.append(SamplingParams(temperature=0.0, logprobs=(None, 5)[i % 2], **pen))
+        else:
+            params.append(SamplingParams(temperature=(0.6, 0.8, 1.0)[i % 3], top_k=(20, 128, 0)[i % 3],
+                                         top_p=(0.9, 1.0, 0.95)[i % 3], min_p=0.02, seed=1000 + i,
+                                         logprobs=(None, 3, 0)[i % 3], logprobs_mode=("raw", "processed")[i % 2],
+                                         **pen))
+    prompts = [torch.randint(v, (200,), generator=gen).tolist() + leaders[i % 24:i % 24 + 2].tolist()
+               for i in range(n)]
+    s = Sampler(v, n, device)
+    params = [s.add_request(i, p, prompt_token_ids=prompts[i]) for i, p in enumerate(params)]
+    logits = 2 * torch.randn(n, v, generator=gen)
+    logits[:, leaders] += 7.0          # a few leaders: the penalties move the choice among them
+    logits = logits.to(torch.bfloat16)
+    words = -(-v // 32)
+    mask = torch.randint(-2**31, 2**31, (n, words), generator=gen, dtype=torch.int64).to(torch.int32)
+    mask |= torch.randint(-2**31, 2**31, (n, words), generator=gen, dtype=torch.int64).to(torch.int32)  # ~3/4 allowed
+    outputs = [[] for _ in range(n)]
+    equal = exact = mismatches = near = 0
+    for step in range(steps):
+        positions = [100 + step] * n
+        out = s.sample(logits.to(device), list(range(n)), positions, mask.to(device))
+        ref = reference.sample(logits, params, positions=positions, prompt_token_ids=prompts,
+                               output_token_ids=outputs, grammar_bitmask=mask)
+        ok = out.exact.cpu() & ref.valid
+        eq = (out.tokens.cpu() == ref.tokens) & ok
+        exact += int(ok.sum())
+        equal += int(eq.sum())
+        mismatches += int((ok & ~eq).sum())
+        for i in torch.nonzero(ok & ~eq).flatten().tolist():   # near-ties of perturbed scores (as check_tokens)
+            row = reference._process_row(logits[i], params[i], prompts[i], outputs[i], mask[i])
+            a, b = int(out.tokens[i]), int(ref.tokens[i])
+            g = rng.gumbel(params[i].seed_u64, positions[i], 0, torch.tensor([a, b])) if not params[i].greedy else (0, 0)
+            near += abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
+        for i in range(n):
+            outputs[i].append(int(out.tokens[i]))
+    counts = s.table.counts.cpu()
+    marks = s.table.output_mask.cpu()
+    unmarked = sum(int((s.table._bitmask(torch.nonzero(counts[i]).flatten().tolist()) & ~marks[i]).ne(0).sum())
+                   for i in range(n))
+    moved = sum(len(set(o)) > 1 for o in outputs)
+    emit(what="penalty_steps", V=v, rows=n, steps=steps, strategy=s.launch_config(n).strategy, exact_rows=exact,
+         equal=equal, mismatches=mismatches, near_ties=int(near), rows_whose_token_moved=moved,
+         unmarked_words=unmarked)
+
+
 def check_graph(v=151936, n=32):
     s = Sampler(v, n, "cuda")
     for i in range(n):
@@ -400,6 +458,9 @@ if __name__ == "__main__":
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")
     if "graph" in parts:
         check_graph()
+    if "penalty_steps" in parts:  # penalised batches over several steps (counts read where the output mask says)
+        for n in (32, 128):
+            check_penalty_steps(151936, n)
     if "verify" in parts:
         for v, bsz, gamma in ((32000, 16, 3), (151936, 8, 3), (151936, 4, 7), (262144, 3, 1)):
             check_verify(v, bsz, gamma)

@@ -7,7 +7,10 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches verify_plain # Sampler.verify as the benchmarks call it
     python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
                                                        # variant, with helper programs
+    python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
+SASS_DIR=<folder> also writes each launch's disassembly there.
 """
+import os
 import sys
 
 import torch
@@ -123,15 +126,29 @@ def main(what):
         s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
+    def call_heavy():             # penalties, bias and a grammar mask on every row (issue 4's heavy mix), with
+        # stage 1 as the table runs it at 32 rows (extract, emit 8, penalised batches capped at 160 registers)
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="extract", emit=8,
+                    regs=(160, 0))
+        pen = dict(repetition_penalty=1.1, frequency_penalty=0.3, presence_penalty=0.2, logit_bias={7: 2.0})
+        s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, min_p=0.02, seed=1, **pen))
+        s.add_request(1, SamplingParams(temperature=0.0, **pen))
+        mask = torch.full((2, -(-v // 32)), -1, dtype=torch.int32)
+        s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0], mask)
+
     from sonicsampler.kernels.raw_top import raw_top_fill
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
-    calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared}
+    calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
+             "heavy": call_heavy}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
                                      raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)
+        maxnreg = kwargs.pop("maxnreg", None)      # a stage's register cap (Sampler(regs=), the table's)
         sig, consts = signature_of(fn, args, kwargs)
-        report(f"{fn.__name__} {consts}", compile_kernel(fn, sig, consts, warps))
+        dump = os.environ.get("SASS_DIR")     # also write each launch's disassembly there
+        report(f"{fn.__name__} {consts}", compile_kernel(fn, sig, consts, warps, maxnreg),
+               dump=dump and os.path.join(dump, f"{what}_{fn.__name__}.sass"))
 
 
 if __name__ == "__main__":

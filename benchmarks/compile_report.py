@@ -15,7 +15,7 @@ from sonicsampler.kernels.topk import topk_stage1, topk_stage2
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 
 
-def compile_kernel(fn, signature, constexprs, num_warps):
+def compile_kernel(fn, signature, constexprs, num_warps, maxnreg=None):
     sig = dict(signature)
     sig.update({k: "constexpr" for k in constexprs})
     # As Triton specializes them at launch for the usual shapes: pointers, the row stride and the
@@ -23,7 +23,8 @@ def compile_kernel(fn, signature, constexprs, num_warps):
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]]
              for k, t in signature.items() if t.startswith("*") or k in ("stride_row", "V")}
     return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs),
-                          target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+                          target=GPUTarget("cuda", 90, 32),
+                          options={"num_warps": num_warps, **({"maxnreg": maxnreg} if maxnreg else {})})
 
 
 def report(name, k, dump=None):

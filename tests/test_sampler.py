@@ -18,6 +18,7 @@ from sonicsampler import indicators as bits
 from sonicsampler.kernels import sample as sample_kernels, shared_sets
 from sonicsampler.sampler import Sampler, sample
 
+from slot_checks import assert_output_marked
 from tolerances import assert_close
 
 pytestmark = pytest.mark.interpreter
@@ -222,6 +223,65 @@ def test_greedy_and_stochastic_rows_mix_and_counts_update():
     # next step: the frequency penalty now sees token 17 once (50 - 2 = 48 still wins); counts grow
     out2 = s.sample(logits, [5, 2], [1, 1])
     assert int(out2.tokens[0]) == 17 and int(s.table.counts[5, 17]) == 2
+
+
+def test_penalties_see_the_tokens_counted_at_earlier_steps():
+    """Five steps of one batch, each against the reference given the tokens emitted so far: the
+    penalties of every step see what the kernels counted at the steps before. The prologue reads a
+    count only where the slot's output mask marks its word, so a token counted but not marked (stage 2
+    counting without marking) would be skipped from the second step on."""
+    gen = torch.Generator().manual_seed(21)
+    params = [SamplingParams(temperature=0.0, frequency_penalty=2.0, logprobs=2, logprobs_mode="processed"),
+              SamplingParams(temperature=0.0, presence_penalty=2.0),
+              SamplingParams(temperature=0.0, repetition_penalty=4.0),
+              SamplingParams(top_k=3, seed=4, frequency_penalty=2.0, presence_penalty=1.0, logprobs=2,
+                             logprobs_mode="processed")]
+    n = len(params)
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK)
+    params = [s.add_request(i, p) for i, p in enumerate(params)]
+    logits = torch.randn(n, V, generator=gen)
+    logits[:, 300:304] += 5.0       # a few leaders in one word: the penalties move the choice among them
+    logits[:, 36] += 5.0            # and one in another word
+    logits = logits.to(torch.bfloat16)
+    outputs = [[] for _ in range(n)]
+    for step in range(5):
+        positions = [step] * n
+        out = s.sample(logits, list(range(n)), positions)
+        e, q = check_against_reference(logits, params, positions, [[]] * n, outputs, out)
+        assert e == n and q == n
+        for i in range(n):
+            outputs[i].append(int(out.tokens[i]))
+        assert_output_marked(s.table)
+    assert all(len(set(o)) > 1 for o in outputs[:3]), outputs     # every greedy row's choice moved
+
+
+@pytest.mark.parametrize("strategy,emit", [("extract", 4), ("rank", 8)])
+def test_bitmask_words_at_the_vocabularys_end(strategy, emit):
+    """Grammar mask, prompt and output masks read per group of 8 neighbours in stage 1's grouped layout
+    (extract; prologue._words_of) and per token elsewhere (rank), at a vocabulary whose last group and
+    last word are partial (V = 603: 75 full groups and 3 tokens). The allowed tokens and the penalised
+    ones sit in the last words, the leaders among them; every row must equal the reference."""
+    v = 603
+    gen = torch.Generator().manual_seed(23)
+    params = [SamplingParams(temperature=0.0, repetition_penalty=3.0),
+              SamplingParams(temperature=0.0, frequency_penalty=2.0, logprobs=2, logprobs_mode="processed"),
+              SamplingParams(temperature=0.8, top_k=4, seed=3, presence_penalty=2.0, repetition_penalty=1.5),
+              SamplingParams(temperature=0.8, seed=4, frequency_penalty=1.0, logprobs=0)]
+    n = len(params)
+    logits = torch.randn(n, v, generator=gen)
+    logits[:, 590:] += 4.0
+    logits = logits.to(torch.bfloat16)
+    mask = torch.zeros(n, -(-v // 32), dtype=torch.int32)
+    mask[:, -1] = 0b111_0000_1111_1111_0000      # tokens 580-583 (in word 18: 576..607) and 588-595, 600-602
+    mask[:, 5] = 1 << 3                          # and token 163
+    mask[3] = -1                                 # row 3: everything allowed
+    prompts = [[601, 163, 590], [], [589, 602], [600]]
+    outputs = [[602], [601, 601, 590], [591, 600], [602, 5]]
+    positions = [7, 8, 9, 10]
+    out = sample(logits, params, positions=positions, prompt_token_ids=prompts, output_token_ids=outputs,
+                 bound=BOUND, block=BLOCK, emit=emit, strategy=strategy, grammar_bitmask=mask)
+    e, q = check_against_reference(logits, params, positions, prompts, outputs, out, mask)
+    assert e == n and q == n
 
 
 def test_nan_and_fully_masked_rows_do_not_touch_others():

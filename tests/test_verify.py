@@ -21,6 +21,7 @@ from sonicsampler.outputs import SparseDraftProbs, VerifyOutput
 from sonicsampler.sampler import Sampler
 
 from conftest import DEVICE
+from slot_checks import assert_output_marked
 from tolerances import assert_close
 
 pytestmark = pytest.mark.interpreter
@@ -49,7 +50,7 @@ def make_sampler(params, v=V, prompts=None, outputs=None, bound=BOUND, block=BLO
     for i, p in enumerate(params):
         resolved.append(s.add_request(i, p, prompts[i] if prompts else ()))
         if outputs and outputs[i]:
-            s.table.counts[i] = torch.bincount(torch.tensor(outputs[i]), minlength=v).to(torch.int32).to(DEVICE)
+            s.table.set_output(i, outputs[i])
     return s, resolved
 
 
@@ -112,6 +113,7 @@ def run(logits, drafts, params, positions, *, prompts=None, outputs=None, counts
         toks = out.tokens[b, : int(out.num_emitted[b])]
         added = torch.bincount(toks, minlength=logits.shape[1]).to(torch.int32)
         assert torch.equal(s.table.counts[b].cpu() - before[b], added), b
+    assert_output_marked(s.table)
     return out, ref, resolved
 
 

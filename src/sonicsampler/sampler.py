@@ -325,14 +325,14 @@ class Sampler:
     def mask_args(self, grammar_bitmask) -> tuple:
         """The grammar mask and its row stride as the kernels take them (any int32 pointer when unused)."""
         if grammar_bitmask is None:
-            return self.table.prompt_mask, 0
+            return self.table.token_bits, 0
         return grammar_bitmask, grammar_bitmask.stride(0)
 
     def prologue_args(self, grammar_bitmask) -> tuple:
         """The prologue's arguments (kernels/prologue.process): grammar mask and its row stride, then
         the slot table's tensors."""
         t = self.table
-        return (*self.mask_args(grammar_bitmask), t.prompt_mask, t.words, t.counts, t.repetition, t.frequency,
+        return (*self.mask_args(grammar_bitmask), t.token_bits, t.words, t.counts, t.repetition, t.frequency,
                 t.presence, t.bias_ids, t.bias_vals, t.bias_count, t.inv_temperature)
 
     def _batch_summary(self, slots_host, has_mask: bool) -> tuple[int, bool, bool, bool]:
@@ -497,7 +497,7 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
         if out.numel():
             if int(out.min()) < 0 or int(out.max()) >= v:
                 raise SamplingInputError("output_token_ids", f"token ids must be in 0..{v - 1}", i)
-            s.table.counts[i] = torch.bincount(out, minlength=v).to(torch.int32).to(logits.device)
+            s.table.set_output(i, out.tolist())
     return s.sample(logits, list(range(n)), positions, grammar_bitmask)
 
 

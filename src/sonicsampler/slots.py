@@ -89,9 +89,15 @@ class SlotTable:
         self.bias_vals = torch.zeros(s, max_bias, dtype=torch.float32, device=d)
         self.bias_count = torch.zeros(s, dtype=torch.int32, device=d)
         self.words = -(-vocab_size // 32)
-        self.prompt_mask = torch.zeros(s, self.words, dtype=torch.int32, device=d)
+        # Per slot, two bitmasks of `words` int32 words (token t: bit t % 32 of word t // 32): the prompt's
+        # tokens, then the output's (set whenever t's count is above 0). The kernels take the whole
+        # table as one pointer (kernels/prologue.py).
+        self.token_bits = torch.zeros(s, 2, self.words, dtype=torch.int32, device=d)
+        self.prompt_mask = self.token_bits[:, 0]
+        self.output_mask = self.token_bits[:, 1]
         # Output-token counts for the penalties: max_slots x vocab_size int32 (e.g. 256 x 151936 x 4 B =
-        # 156 MB); dense so that the prologue reads a tile's counts with one coalesced load.
+        # 156 MB), dense so that a tile's counts are one coalesced load; the prologue reads only the
+        # 32-token words that the output mask marks (a row's output touches few of them).
         self.counts = torch.zeros(s, vocab_size, dtype=torch.int32, device=d)
         self.host: list[SamplingParams | None] = [None] * s
         self.host_flags = [0] * s
@@ -134,17 +140,29 @@ class SlotTable:
         if bias:
             self.bias_ids[slot, : len(bias)] = torch.tensor(list(bias.keys()), dtype=torch.int32)
             self.bias_vals[slot, : len(bias)] = torch.tensor(list(bias.values()), dtype=torch.float32)
-        mask = torch.zeros(self.words * 32, dtype=torch.bool)
-        if prompt:
-            mask[torch.tensor(prompt)] = True
-        weights = (1 << torch.arange(32, dtype=torch.int64))
-        words = (mask.view(self.words, 32).to(torch.int64) * weights).sum(1)
-        self.prompt_mask[slot] = (words - (words >= (1 << 31)).to(torch.int64) * (1 << 32)).to(torch.int32)
+        self.prompt_mask[slot] = self._bitmask(prompt)
+        self.output_mask[slot].zero_()
         self.counts[slot].zero_()
         self.host[slot], self.host_flags[slot] = p, bits
         self.occupied.add(slot)
         self.version += 1
         return p
+
+    def _bitmask(self, tokens) -> torch.Tensor:
+        """The int32 words whose bits mark `tokens` (a list of ids in the vocabulary)."""
+        mask = torch.zeros(self.words * 32, dtype=torch.bool)
+        if tokens:
+            mask[torch.tensor(tokens)] = True
+        weights = (1 << torch.arange(32, dtype=torch.int64))
+        words = (mask.view(self.words, 32).to(torch.int64) * weights).sum(1)
+        return (words - (words >= (1 << 31)).to(torch.int64) * (1 << 32)).to(torch.int32)
+
+    def set_output(self, slot: int, output_token_ids) -> None:
+        """Counts and output bits of a slot as if it had generated `output_token_ids` (ids checked by
+        the caller); the kernels keep both up to date from then on."""
+        out = torch.as_tensor(list(output_token_ids), dtype=torch.int64)
+        self.counts[slot] = torch.bincount(out, minlength=self.vocab_size).to(torch.int32).to(self.device)
+        self.output_mask[slot] = self._bitmask(out.unique().tolist())
 
     def release(self, slot: int) -> None:
         slot = self._check_slot(slot)

@@ -66,7 +66,7 @@ def long_set_kinds(flags, exact, valid, EXACT_UNTRUNCATED: tl.constexpr):
 
 @triton.jit
 def _set_tile(raw, t, V, row, slot, flags,
-              mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+              mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
               thr, m, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
@@ -76,7 +76,7 @@ def _set_tile(raw, t, V, row, slot, flags,
     mass relative to exp(m)."""
     offs = t.to(tl.int32) * (2 ** SUB_LOG2) + tl.arange(0, 2 ** SUB_LOG2)
     inb = offs < V
-    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     live = inb & ~bad
@@ -151,7 +151,7 @@ def _pick(j, J: tl.constexpr, v):
 
 @triton.jit
 def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
-               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
@@ -194,7 +194,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
         # The next sub-tile's load is issued before this one's work; past the chunk it loads nothing.
         raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, tl.where(t + 1 < t1, t + 1, n_sub), SUB_LOG2)
         x, offs, key, in_set, w = _set_tile(
-            raw, t, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            raw, t, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
@@ -348,7 +348,7 @@ def nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS: tl.con
 
 @triton.jit
 def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
-                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                   mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    thr, m, top_p, k, search_k, search_p, kept, hi_key, SUB_LOG2: tl.constexpr,
                    KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
@@ -381,7 +381,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
         p = 0
         searching = phase >= 0                  # true until a pass over intervals of one key each
         while searching:
-            e = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr,
+            e = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                            bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
                            False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
@@ -402,7 +402,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
 
 @triton.jit
 def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   thr, m, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, stream, d,
                   residual, log_final, q_ptr, q_ids_ptr, K, SUB_LOG2: tl.constexpr,
@@ -414,7 +414,7 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     The token is the Gumbel-max over the set on `stream`; with `residual` (verification's rejected
     draft d, q given as DRAFT says), the Gumbel-max of the residual max(0, p - q) with p = exp(x -
     log_final) on the set, or of p itself where the residual is empty."""
-    r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+    r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                    counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0, True, 0, 0, False, False, seed, pos,
                    stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), SUB_LOG2, KEY64,

@@ -46,6 +46,22 @@ def _bit(words, idx):
 
 
 @triton.jit
+def _words_of(bits_ptr, idx, live, other):
+    """The words of a bitmask at bits_ptr (int32, token t's bit in word t // 32) that hold the bits of
+    token ids `idx`, as a block that broadcasts against idx; `other` where no lane is live.
+
+    A 2-D idx is stage 1's tile of (groups of 8 neighbours, 8) (kernels/tile.py tile_local), whose
+    groups start at multiples of 8: the 8 ids of a group share a word, loaded once per group. A load
+    per token cost a one-warp tile of 1024 tokens 32 scalar loads per thread and bitmask."""
+    if len(idx.shape) == 2:
+        first = tl.min(idx, axis=1, keep_dims=True)
+        any_live = tl.max(live.to(tl.int32), axis=1, keep_dims=True) != 0
+        return tl.load(bits_ptr + (first >> 5), mask=any_live, other=other)
+    else:
+        return tl.load(bits_ptr + (idx >> 5), mask=live, other=other)
+
+
+@triton.jit
 def pending_counts(idx, pend_ptr, n_pend):
     """How often each token id of `idx` occurs among the n_pend tokens at pend_ptr (int32)."""
     c = tl.zeros(idx.shape, tl.int32)
@@ -57,23 +73,39 @@ def pending_counts(idx, pend_ptr, n_pend):
 
 
 @triton.jit
+def count_output(counts_ptr, token_bits_ptr, words, slot, V, tok, mask=None):
+    """Count the tokens `tok` (where `mask`) into the slot's output counts, and mark them in its output
+    mask, which the prologue reads first (process). mask None: every token."""
+    tl.atomic_add(counts_ptr + slot * V + tok, 1, mask=mask)
+    tl.atomic_or(token_bits_ptr + (2 * slot + 1) * words + (tok >> 5), 1 << (tok & 31).to(tl.int32), mask=mask)
+
+
+@triton.jit
 def process(x, idx, live, row, slot, flags, V,
-            mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int64) of one row.
 
+    token_bits_ptr: the slot table's token bits (slots.py), per slot the prompt's mask then the
+    output's, `words` int32 words each.
+
     PENDING (speculative verification): the row's output so far also holds the `n_pend` tokens at
     `pend_ptr` (the draft tokens before this target row), which are not in `counts_ptr` yet."""
     if HAS_MASK:
-        w = tl.load(mask_ptr + row * mask_stride + (idx >> 5), mask=live, other=-1)
+        w = _words_of(mask_ptr + row * mask_stride, idx, live, -1)
         x = tl.where(_bit(w, idx), x, float("-inf"))
     if (flags & (REPETITION | FREQUENCY | PRESENCE)) != 0:
-        c = tl.load(counts_ptr + slot * V + idx, mask=live, other=0)
+        # Counts are read only in the 32-token words where the output mask has a bit (a count above 0
+        # sets it): elsewhere they are 0. A row's output touches few words, so a penalised row reads
+        # 1/32 of the dense counts' bytes, plus 128 bytes per word its output touched. (In stage 1's
+        # grouped layout the condition is one per group of 8, so the counts still load as vectors.)
+        ow = _words_of(token_bits_ptr + (2 * slot + 1) * words, idx, live, 0)
+        c = tl.load(counts_ptr + slot * V + idx, mask=live & (ow != 0), other=0)
         if PENDING:
             c += pending_counts(idx, pend_ptr, n_pend)
         if (flags & REPETITION) != 0:
-            pw = tl.load(prompt_mask_ptr + slot * words + (idx >> 5), mask=live, other=0)
+            pw = _words_of(token_bits_ptr + 2 * slot * words, idx, live, 0)
             r = tl.load(rep_ptr + 2 * slot).to(tl.float32)       # (r, 1 / r) in fp64 (slots.py)
             inv_r = tl.load(rep_ptr + 2 * slot + 1)
             seen = (c > 0) | _bit(pw, idx)

@@ -30,7 +30,7 @@ from .. import indicators as bits
 from . import INTERPRETED
 from .draft import argmax_lowest
 from .keys import row_key_index, row_key_value, value_key16, value_key32
-from .prologue import process
+from .prologue import count_output, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -106,7 +106,7 @@ def _max_sumexp_unmasked(x):
 
 @triton.jit
 def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
                   cand_ptr, scratch_ptr, stats_ptr, best_ptr, best_idx_ptr, Z,
                   BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr,
@@ -141,7 +141,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         m_r, s_r = _max_sumexp_unmasked(raw)
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
-    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     skip = without_candidates(flags, SKIP_UNTRUNCATED)
@@ -247,7 +247,7 @@ def untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2: tl.constexpr):
 
 @triton.jit
 def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
-                     mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                     mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                      rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                      top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
                      Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
@@ -308,7 +308,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
                 if last_t > kth:
                     _x, _o, _i, _b, keys = processed_tile(
-                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, prompt_mask_ptr,
+                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
                         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                         bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
                         pend_ptr, n_pend, PENDING)
@@ -324,7 +324,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     rank0 = tl.where(any_real, row_key_value(top0, KEY64, IS_BF16), NEG_INF)
     idx = tl.where(real, row_key_index(top), 0)
     raw_c = tl.load(logits_ptr + row * stride_row + idx, mask=real, other=0.0).to(tl.float32)
-    x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+    x = process(raw_c, idx, real, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     x = tl.where(real, x, NEG_INF)
@@ -490,7 +490,7 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
 
 @triton.jit
 def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
-                 mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                  pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
@@ -499,7 +499,7 @@ def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
     two = tl.arange(0, 2)
     tok2 = tok + two * 0
     raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                  counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     return tl.max(raw2), tl.max(x2)
@@ -507,7 +507,7 @@ def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
 
 @triton.jit
 def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
@@ -519,7 +519,7 @@ def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot
     _tok, raw_tok, x_tok = _at3(lane, j, idx, raw_c, x)
     if j == idx.shape[0]:
         raw_tok, x_tok = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
-                                      prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                                      token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                                       bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS,
                                       pend_ptr, n_pend, PENDING)
     return raw_tok, x_tok
@@ -601,7 +601,7 @@ def token_logprobs(logits_ptr, stride_row, V, row, flags, n_top, raw_lse, raw_ls
 
 @triton.jit(do_not_specialize=["n_rows", "n_help", "claim"])
 def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
@@ -634,7 +634,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     if helper:
         if share:
             _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
-                  prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                  token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                   bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,
                   ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
         else:
@@ -642,7 +642,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                    mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                    mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                     top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
@@ -655,7 +655,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 
 
 @triton.jit
-def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
@@ -666,7 +666,7 @@ def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
         row, n_rows, n_help, sync_ptr, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
-        zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+        zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
         IS_BF16, HAS_MASK, MAX_BIAS)
@@ -674,7 +674,7 @@ def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_
 
 @triton.jit
 def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
-                mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr, n_logprobs_ptr,
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
@@ -704,7 +704,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse, w_lo, hi_key) = row_distribution(
-        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
@@ -739,7 +739,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m0, top_p,
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
-                stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:
@@ -762,7 +762,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             token, raw_tok, x_tok = _at3(lane, tok_lane, idx, raw_c, x)
     elif (flags & LOGPROBS) != 0:
         raw_tok, x_tok = chosen_values(token, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
-                                       mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                       mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                        pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                        HAS_MASK, MAX_BIAS)
     token = tl.where(valid, token, 0)
@@ -780,7 +780,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     tl.store(exact_ptr + row, (exact | ~valid).to(tl.int8))
     tl.store(dropped_ptr + row, tl.where(valid, dropped, 0.0))
     if valid:
-        tl.atomic_add(counts_ptr + slot * V + token, 1)
+        count_output(counts_ptr, token_bits_ptr, words, slot, V, token)
 
     # Log-probabilities. Every row writes its outputs (defaults where nothing was asked), so the
     # launcher allocates them uninitialised.

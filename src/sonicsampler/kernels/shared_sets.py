@@ -139,7 +139,7 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
@@ -164,7 +164,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0.0)
         tied_p = tl.where(lo >= 0, tied_p, 0.0)
-        out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+        out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
@@ -191,7 +191,7 @@ def _claim(claim, nch, free, progs):
 @triton.jit
 def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
-                    mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                    mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
@@ -330,7 +330,7 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
             elif (pending == 0) & (phase == 3):
                 go = phase > 3
         if wr >= 0:
-            _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, prompt_mask_ptr,
+            _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)

@@ -37,13 +37,13 @@ def load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2: tl.constexpr, OT
 
 @triton.jit
 def process_tile(raw, offs, inb, row, slot, flags, V,
-                 mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                  pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """A loaded tile's processed logits and its lanes with NaN or +inf processed values. PENDING: the
     row's pending draft tokens count as output (prologue.process)."""
-    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     return x, inb & ((x != x) | (x == float("inf")))
@@ -72,7 +72,7 @@ def tile_keys(x, offs, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: t
 
 @triton.jit
 def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
-                   mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                   mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
@@ -80,7 +80,7 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
     """load_tile then process_tile: (processed logits, token ids, in-vocabulary lanes, bad lanes, keys),
     the keys as stage 1 builds them (-inf past the vocabulary)."""
     raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"))
-    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, prompt_mask_ptr, words,
+    x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     return x, offs, inb, bad, tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16)

@@ -44,6 +44,7 @@ from .. import indicators as bits
 from .draft import argmax_lowest, draft_q, residual_scores
 from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
 from .pdl import wait_for_previous
+from .prologue import count_output
 from .rng import gumbel_noise, philox_uniform
 from .sample import chosen_values, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
 
@@ -64,7 +65,7 @@ ROW_EXACT = tl.constexpr(4)
 
 @triton.jit
 def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
-               mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+               mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                top_k_ptr, top_p_ptr, log_min_p_ptr,
                pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
@@ -84,7 +85,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     n_top = tl.load(n_logprobs_ptr + slot)   # before the chain below, which would wait for it at its end
     (idx, real, raw_c, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, thr, rank_val,
      first, m0, _full, raw_lse, w_lo, hi_key) = row_distribution(
-        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
@@ -109,12 +110,12 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     if long_set:
         # The set's cuts, then one pass: its normalizer, whether d is in it, and the bonus draw.
         lo_k, f_hi_k, target_k, lo, f_hi, target = long_set_bound(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p, w_lo, hi_key,
             LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
         drawn, log_final, d_in = long_set_pass(
-            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+            logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_SAMPLE, d_safe, False, 0.0,
             q_row, q_ids_row, K, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend, l, True)
@@ -133,7 +134,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
         else:
             if whole_row:
                 _raw_d, x_d = token_values(d_safe, logits_ptr, stride_row, V, row, slot, flags, mask_ptr,
-                                           mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                           mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
                                            pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                            HAS_MASK, MAX_BIAS, pend, l, True)
                 in_p = d_ok & d_in & (x_d > NEG_INF)
@@ -149,7 +150,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             if ~accept:
                 if whole_row:
                     tok, _lf, _in = long_set_pass(
-                        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words,
+                        logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                         temp_ptr, thr, m0, lo_k, f_hi_k, target_k, lo, f_hi, target, seed, pos, STREAM_RESIDUAL,
                         d_safe, True,
@@ -166,7 +167,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     x_t = raw_t
     if (flags & LOGPROBS) != 0:     # the token's own values (it need not be a candidate)
         raw_t, x_t = chosen_values(tl.where(row_ok, tok, 0), idx, real, raw_c, x, logits_ptr, stride_row, V, row,
-                                   slot, flags, mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr, rep_ptr,
+                                   slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
                                    freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                    HAS_MASK, MAX_BIAS, pend, l, True)
     lp = token_logprobs(
@@ -180,7 +181,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
 
 
 @triton.jit
-def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
+def finish_request(b, G, n_b, slot, flags, V, counts_ptr, token_bits_ptr, words, res_tok_ptr, res_bits_ptr, res_lp_ptr,
                    tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD: tl.constexpr):
     """The chain walk over request b's row results (rows 0..n_b): accept while a row is valid and
     accepted its draft, stop at the first that is not; emit the rows up to there (the stopping row
@@ -200,7 +201,7 @@ def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_
     n_emit = (stop + stop_ok).to(tl.int64)
     active = (flags & ACTIVE) != 0
     if active:
-        tl.atomic_add(counts_ptr + slot * V + tok, 1, mask=emitted)
+        count_output(counts_ptr, token_bits_ptr, words, slot, V, tok, emitted)
     tl.store(tokens_ptr + b * G + g_lane, tl.where(emitted, tok, -1), mask=g_lane < G)
     tl.store(logprob_ptr + b * G + g_lane, tl.where(emitted, lp, float("nan")), mask=g_lane < G)
     tl.store(n_emit_ptr + b, n_emit)
@@ -212,7 +213,7 @@ def finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_
 
 @triton.jit
 def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_ptr, flags_ptr,
-                  mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr,
                   drafts_ptr, gamma, n_draft_ptr, q_ptr, q_stride_b, q_stride_l, q_ids_ptr, qi_stride_b, qi_stride_l, K,
@@ -240,7 +241,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     if l <= n_b:                            # rows past a ragged request's drafts only check in
         tok, res, lp = verify_row(
             logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
-            mask_ptr, mask_stride, prompt_mask_ptr, words, counts_ptr,
+            mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
@@ -258,8 +259,9 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
     tl.debug_barrier()
     if tl.atomic_add(arrived_ptr + b, 1, sem="acq_rel") == G - 1:
         tl.store(arrived_ptr + b, 0)        # every row of b has arrived: ready for the next launch
-        n_emit = finish_request(b, G, n_b, slot, flags, V, counts_ptr, res_tok_ptr, res_bits_ptr, res_lp_ptr,
-                                tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr, G_PAD)
+        n_emit = finish_request(b, G, n_b, slot, flags, V, counts_ptr, token_bits_ptr, words, res_tok_ptr,
+                                res_bits_ptr, res_lp_ptr, tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr,
+                                exact_ptr, G_PAD)
         g2 = tl.arange(0, G_PAD)[:, None]
         t2 = tl.arange(0, TOP_PAD)[None, :]
         pad = (g2 >= n_emit) & (g2 < G) & (t2 < N_TOP)

@@ -647,9 +647,10 @@ if rows:
              # reference (32 / 128 rows), then the heavy mix against the code before (.ab/old/src) at 1 / 32 / 128 rows
     timeout 200 python3 benchmarks/check_sampler_gpu.py penalty_steps 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 180 --rows 1,32,128 --mix heavy --budget-ms 30 ;;
-  counts109b) # run 109b: the same A/B again (heavy, and the standard mix as a control), twice, alternating
-    mix_ab " 1" 200 --rows 1,32,128 --mix heavy,top_p --budget-ms 30
-    mix_ab " 2" 100 --rows 1,32,128 --mix heavy,top_p --budget-ms 30 ;;
+  counts109b) # run 109b: 1-D tiles back on the dense counts (84cce98): the heavy mix (and the standard mix, a
+              # control) against the code before (.ab/old/src), then the heavy mix again, alternating
+    mix_ab " 1" 280 --rows 1,32,128 --mix heavy,top_p --budget-ms 30
+    mix_ab " 2" 90 --rows 1,32,128 --mix heavy --budget-ms 30 ;;
   claims108) # run 108: 64 chunks with fixed claims of 1 / 2 / 4 chunks per take (results do not depend on the
              # claim) against 16 chunks, the long nucleus 1 row in 16 at 1..128 rows, and the all-bounded batch
     timeout 330 python3 benchmarks/sampler_mix.py --vocab 151936 --rows 1,16,32,64,128 --with long_chunks=64 \

@@ -8,6 +8,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
                                                        # variant, with helper programs
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
+    python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
 SASS_DIR=<folder> also writes each launch's disassembly there.
 """
 import os
@@ -136,11 +137,18 @@ def main(what):
         mask = torch.full((2, -(-v // 32)), -1, dtype=torch.int32)
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0], mask)
 
+    def call_standard():          # the standard mix as the table runs it at 32 rows (extract, emit 8, 128 registers)
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="extract", emit=8,
+                    regs=(128, 255))
+        for i in range(2):
+            s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+        s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
+
     from sonicsampler.kernels.raw_top import raw_top_fill
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
-             "heavy": call_heavy}
+             "heavy": call_heavy, "standard": call_standard}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
                                      raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)

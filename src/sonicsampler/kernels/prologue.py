@@ -75,9 +75,14 @@ def pending_counts(idx, pend_ptr, n_pend):
 @triton.jit
 def count_output(counts_ptr, token_bits_ptr, words, slot, V, tok, mask=None):
     """Count the tokens `tok` (where `mask`) into the slot's output counts, and mark them in its output
-    mask, which the prologue reads first (process). mask None: every token."""
-    tl.atomic_add(counts_ptr + slot * V + tok, 1, mask=mask)
-    tl.atomic_or(token_bits_ptr + (2 * slot + 1) * words + (tok >> 5), 1 << (tok & 31).to(tl.int32), mask=mask)
+    mask, which the prologue reads first (process). mask None: every token.
+
+    Relaxed: only the next launch reads them, after this one has finished. Triton's default (acq_rel)
+    put a fence before each atomic (MEMBAR.ALL.GPU: the program waits for all its stores) and an L1
+    invalidation after it, at the end of stage 2's critical path."""
+    tl.atomic_add(counts_ptr + slot * V + tok, 1, mask=mask, sem="relaxed")
+    tl.atomic_or(token_bits_ptr + (2 * slot + 1) * words + (tok >> 5), 1 << (tok & 31).to(tl.int32), mask=mask,
+                 sem="relaxed")
 
 
 @triton.jit

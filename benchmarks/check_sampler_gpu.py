@@ -133,7 +133,7 @@ def check_penalty_steps(v=151936, n=32, steps=4, device="cuda"):
             outputs[i].append(int(out.tokens[i]))
     counts = s.table.counts.cpu()
     marks = s.table.output_mask.cpu()
-    unmarked = sum(int((s.table._bitmask(torch.nonzero(counts[i]).flatten().tolist()) & ~marks[i]).ne(0).sum())
+    unmarked = sum(int((s.table.bitmask(torch.nonzero(counts[i]).flatten().tolist()) & ~marks[i]).ne(0).sum())
                    for i in range(n))
     moved = sum(len(set(o)) > 1 for o in outputs)
     emit(what="penalty_steps", V=v, rows=n, steps=steps, strategy=s.launch_config(n).strategy, exact_rows=exact,

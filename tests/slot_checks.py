@@ -9,5 +9,5 @@ def assert_output_marked(table):
     counts = table.counts.cpu()
     marks = table.output_mask.cpu()
     for slot in range(table.max_slots):
-        need = table._bitmask(torch.nonzero(counts[slot]).flatten().tolist())
+        need = table.bitmask(torch.nonzero(counts[slot]).flatten().tolist())
         assert torch.equal(marks[slot] & need, need), slot

@@ -140,7 +140,7 @@ class SlotTable:
         if bias:
             self.bias_ids[slot, : len(bias)] = torch.tensor(list(bias.keys()), dtype=torch.int32)
             self.bias_vals[slot, : len(bias)] = torch.tensor(list(bias.values()), dtype=torch.float32)
-        self.prompt_mask[slot] = self._bitmask(prompt)
+        self.prompt_mask[slot] = self.bitmask(prompt)
         self.output_mask[slot].zero_()
         self.counts[slot].zero_()
         self.host[slot], self.host_flags[slot] = p, bits
@@ -148,7 +148,7 @@ class SlotTable:
         self.version += 1
         return p
 
-    def _bitmask(self, tokens) -> torch.Tensor:
+    def bitmask(self, tokens) -> torch.Tensor:
         """The int32 words whose bits mark `tokens` (a list of ids in the vocabulary)."""
         mask = torch.zeros(self.words * 32, dtype=torch.bool)
         if tokens:
@@ -162,7 +162,7 @@ class SlotTable:
         the caller); the kernels keep both up to date from then on."""
         out = torch.as_tensor(list(output_token_ids), dtype=torch.int64)
         self.counts[slot] = torch.bincount(out, minlength=self.vocab_size).to(torch.int32).to(self.device)
-        self.output_mask[slot] = self._bitmask(out.unique().tolist())
+        self.output_mask[slot] = self.bitmask(out.unique().tolist())
 
     def release(self, slot: int) -> None:
         slot = self._check_slot(slot)

@@ -106,7 +106,7 @@ def process(x, idx, live, row, slot, flags, V,
             # a bit (a count above 0 sets it): elsewhere they are 0. A row's output touches few words,
             # so a penalised row reads 1/32 of the dense counts' bytes plus 128 bytes per word its
             # output touched; the condition is one per group of 8, so the counts still load as vectors.
-            # The heavy mix at 128 rows: 128.9 -> 109.2 µs on the H100 (run 109).
+            # The heavy mix at 128 rows: 128.9-135.5 -> 108.0-109.7 µs on the H100 (runs 109-109c).
             ow = _words_of(token_bits_ptr + (2 * slot + 1) * words, idx, live, 0)
             c = tl.load(counts_ptr + slot * V + idx, mask=live & (ow != 0), other=0)
         else:

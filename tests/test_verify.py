@@ -486,11 +486,11 @@ def test_verify_with_the_samplers_own_sparse_drafts():
 
 
 @triton.jit
-def _walk_kernel(res_tok, res_bits, res_lp, n_draft, flags_ptr, counts, tokens, n_emit, n_acc, valid, logprob,
-                 exact, G, V, G_PAD: tl.constexpr):
+def _walk_kernel(res_tok, res_bits, res_lp, n_draft, flags_ptr, counts, token_bits, tokens, n_emit, n_acc, valid,
+                 logprob, exact, G, V, words, G_PAD: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
-    finish_request(b, G, tl.load(n_draft + b).to(tl.int64), b, tl.load(flags_ptr + b), V, counts, res_tok, res_bits,
-                   res_lp, tokens, n_emit, n_acc, valid, logprob, exact, G_PAD)
+    finish_request(b, G, tl.load(n_draft + b).to(tl.int64), b, tl.load(flags_ptr + b), V, counts, token_bits, words,
+                   res_tok, res_bits, res_lp, tokens, n_emit, n_acc, valid, logprob, exact, G_PAD)
 
 
 def test_chain_walk_over_row_results_in_any_state():
@@ -506,12 +506,13 @@ def test_chain_walk_over_row_results_in_any_state():
     n_draft = torch.randint(0, g, (bsz,), generator=gen)
     flags = torch.where(torch.rand(bsz, generator=gen) < 0.9, indicators.ACTIVE, 0).to(torch.int32)
     counts = torch.zeros(bsz * v, dtype=torch.int32)
+    token_bits = torch.zeros(bsz, 2, 1, dtype=torch.int32)      # the prompt's and the output's masks (v = 32)
     outs = [torch.full((bsz, g), -7, dtype=torch.int64), torch.full((bsz,), -7, dtype=torch.int64),
             torch.full((bsz,), -7, dtype=torch.int64), torch.full((bsz,), 7, dtype=torch.int8),
             torch.full((bsz, g), float("inf")), torch.full((bsz,), 7, dtype=torch.int8)]
-    dev = [t.to(DEVICE) for t in (tok, bits_, lp, n_draft, flags, counts, *outs)]
-    _walk_kernel[(bsz,)](*dev, g, v, G_PAD=8)
-    tokens, n_emit, n_acc, valid, logprob, exact = (t.cpu() for t in dev[6:])
+    dev = [t.to(DEVICE) for t in (tok, bits_, lp, n_draft, flags, counts, token_bits, *outs)]
+    _walk_kernel[(bsz,)](*dev[:-6], *dev[-6:], g, v, 1, G_PAD=8)
+    tokens, n_emit, n_acc, valid, logprob, exact = (t.cpu() for t in dev[7:])
     want_counts = torch.zeros(bsz * v, dtype=torch.int32)
     for b in range(bsz):
         exp_tok, exp_lp, ok, ex, acc = [-1] * g, [float("nan")] * g, flags[b] != 0, True, 0
@@ -533,6 +534,10 @@ def test_chain_walk_over_row_results_in_any_state():
             logprob[b], torch.tensor(exp_lp), equal_nan=True), b
         assert (int(n_emit[b]), int(n_acc[b]), bool(valid[b]), bool(exact[b])) == (len(emitted), acc, bool(ok), ex), b
     assert torch.equal(dev[5].cpu(), want_counts)
+    # Each counted token marked in its request's output mask, nothing in the prompt's.
+    want_bits = (want_counts.view(bsz, v) > 0).to(torch.int64) << torch.arange(v)
+    want_bits = want_bits.sum(1).to(torch.int32)                # int64 -> int32 wraps bit 31 as the kernel's
+    assert torch.equal(dev[6].cpu()[:, 1, 0], want_bits) and not bool(dev[6].cpu()[:, 0].any())
 
 
 def test_arrival_counters_return_to_zero():

@@ -273,7 +273,7 @@ def test_bitmask_words_at_the_vocabularys_end(strategy, emit):
     logits[:, 590:] += 4.0
     logits = logits.to(torch.bfloat16)
     mask = torch.zeros(n, -(-v // 32), dtype=torch.int32)
-    mask[:, -1] = 0b111_0000_1111_1111_0000      # tokens 580-583 (in word 18: 576..607) and 588-595, 600-602
+    mask[:, -1] = 0x07070FF0                     # tokens 580-587, 592-594, 600-602 (word 18 holds 576..607)
     mask[:, 5] = 1 << 3                          # and token 163
     mask[3] = -1                                 # row 3: everything allowed
     prompts = [[601, 163, 590], [], [589, 602], [600]]

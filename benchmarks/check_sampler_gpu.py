@@ -50,6 +50,14 @@ def untruncated_params(n):
     return out
 
 
+def near_tie(logits_row, p, prompt, output, mask_row, position, a, b) -> bool:
+    """Whether tokens a (the kernel's) and b (the reference's) of one row have perturbed scores within
+    float rounding of each other (a greedy row has no noise): the only mismatch the checks allow."""
+    row = reference._process_row(logits_row, p, prompt, output, mask_row)
+    g = (0.0, 0.0) if p.greedy else rng.gumbel(p.seed_u64, position, 0, torch.tensor([a, b]))
+    return abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
+
+
 def check_tokens(v, n, strategy=None, params=None, what="tokens"):
     gen = torch.Generator().manual_seed(v + n)
     params = params or mixed_params(n, gen)
@@ -67,10 +75,8 @@ def check_tokens(v, n, strategy=None, params=None, what="tokens"):
     equal = (out.tokens.cpu() == ref.tokens) & exact
     near = 0
     for i in torch.nonzero(exact & ~equal).flatten().tolist():
-        row = reference._process_row(logits[i].cpu(), params[i], [1, 2, 3], [], None)
-        a, b = int(out.tokens[i]), int(ref.tokens[i])
-        g = rng.gumbel(params[i].seed_u64, positions[i], 0, torch.tensor([a, b]))
-        near += abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
+        near += near_tie(logits[i].cpu(), params[i], [1, 2, 3], [], None, positions[i], int(out.tokens[i]),
+                         int(ref.tokens[i]))
     # Top-n log-probability ids on exact rows that asked for them (raw rows with temperature take the
     # kernel's re-ranking of the candidates): equal to the reference's, id for id.
     lp_rows = [i for i in range(n) if params[i].logprobs and bool(exact[i])]
@@ -124,11 +130,9 @@ def check_penalty_steps(v=151936, n=32, steps=4, device="cuda"):
         exact += int(ok.sum())
         equal += int(eq.sum())
         mismatches += int((ok & ~eq).sum())
-        for i in torch.nonzero(ok & ~eq).flatten().tolist():   # near-ties of perturbed scores (as check_tokens)
-            row = reference._process_row(logits[i], params[i], prompts[i], outputs[i], mask[i])
-            a, b = int(out.tokens[i]), int(ref.tokens[i])
-            g = rng.gumbel(params[i].seed_u64, positions[i], 0, torch.tensor([a, b])) if not params[i].greedy else (0, 0)
-            near += abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
+        for i in torch.nonzero(ok & ~eq).flatten().tolist():
+            near += near_tie(logits[i], params[i], prompts[i], outputs[i], mask[i], positions[i], int(out.tokens[i]),
+                             int(ref.tokens[i]))
         for i in range(n):
             outputs[i].append(int(out.tokens[i]))
     counts = s.table.counts.cpu()

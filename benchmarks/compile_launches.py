@@ -9,8 +9,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
                                                        # variant, with helper programs
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
-SASS_DIR=<folder> also writes each launch's disassembly there; PREFETCH=<programs> compiles the standard
-mix's stage 1 with that L2 prefetch distance (kernels/prefetch.py).
+SASS_DIR=<folder> also writes each launch's disassembly there.
 """
 import os
 import sys
@@ -141,7 +140,7 @@ def main(what):
 
     def call_standard():          # the standard mix as the table runs it at 32 rows (extract, emit 8, 128 registers)
         s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="extract", emit=8,
-                    regs=(128, 255), prefetch=int(os.environ.get("PREFETCH", "0")))
+                    regs=(128, 255))
         for i in range(2):
             s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])

@@ -649,7 +649,8 @@ if rows:
     mix_ab "" 200 --rows 1,32,128 --mix heavy,top_p --budget-ms 30 ;;
   prefetch111) # run 111: stage 1's L2 prefetch of the tile a program about a wave later loads (kernels/prefetch.py),
                # each distance alternating with none in one process: the top-k at 32 / 64 / 128 rows (results
-               # compared with the table's configuration), the standard mix at 32 / 128 rows, the heavy mix at 128
+               # compared with the table's configuration), the standard mix at 32 / 128 rows, the heavy mix at 128.
+               # It lost (docs/PERFORMANCE.md, "Session 20"): the code is gone, commit 6deacc8 has it
     timeout 150 python3 benchmarks/prefetch_ab.py --vocab 151936 --rows 32,64,128 --prefetch 0,2048,3072,4096,0,3072 \
         --budget-ms 30 --out "$OUT/prefetch_ab.csv"
     timeout 240 python3 benchmarks/sampler_mix.py --vocab 151936 --rows 32,128 --mix top_p --budget-ms 30 \

@@ -101,7 +101,7 @@ def make_sampler(mix: str, n: int, v: int, **extra):
 def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = (),
             fixed: dict | None = None) -> None:
     """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
-    long_chunks, long_claim, prefetch) or regs1 / regs2 (a stage's register cap). fixed: Sampler options for
+    long_chunks, long_claim) or regs1 / regs2 (a stage's register cap). fixed: Sampler options for
     every variant (named in the impl column too)."""
     opt, value = variant or (None, None)
     regs = opt in ("regs1", "regs2")
@@ -176,8 +176,6 @@ def main(argv=None):
                     help="chunks a program takes at once to compare, alternating (0: the kernel's choice)")
     ap.add_argument("--with", dest="fixed", default="",
                     help="Sampler options for every variant, e.g. long_chunks=64 (comma-separated)")
-    ap.add_argument("--prefetch", default="",
-                    help="stage-1 L2 prefetch distances (programs) to compare, alternating (0: none)")
     ap.add_argument("--regs1", default="",
                     help="stage-1 register caps to compare, alternating (0: none; default: the table's)")
     ap.add_argument("--regs2", default="",
@@ -194,8 +192,7 @@ def main(argv=None):
             for n in [int(x) for x in a.rows.split(",")]:
                 variants = [(opt, int(x)) for opt, arg in (("long_block", a.long_block),
                                                            ("long_chunks", a.long_chunks),
-                                                           ("long_claim", a.long_claim), ("prefetch", a.prefetch),
-                                                           ("regs1", a.regs1),
+                                                           ("long_claim", a.long_claim), ("regs1", a.regs1),
                                                            ("regs2", a.regs2))
                             for x in arg.split(",") if x]
                 for variant in variants or [()]:

@@ -117,29 +117,3 @@ def test_penalised_batches_take_their_own_stage1_register_cap(monkeypatch):
     assert plain.warmup(16) == 6   # each cap without and with the shared passes (helpers below 16 rows)
     assert {p["const1"]["maxnreg"] for p in plain._plans.values()} == {128, 160}
     table_mod._nearest.cache_clear()
-
-
-def test_prefetch_distance_reaches_stage1(monkeypatch):
-    """A table entry's `prefetch` (stage 1's L2 prefetch distance, kernels/prefetch.py) becomes stage 1's
-    PREFETCH constexpr in the top-k and the sampler, 0 when absent; the Sampler's and an explicit
-    TopKConfig's override win, and a negative or non-integer distance is refused."""
-    import pytest
-    from sonicsampler import Sampler
-    from sonicsampler.topk import _plan
-    use_table(monkeypatch, ({"max_vocab": 151936, "max_rows": 128, "block": 1024, "emit": 8, "warps1": 1,
-                             "warps2": 8, "strategy": "extract", "prefetch": 2048},))
-    dev = torch.device("cpu")
-    assert topk_config(dev, 151936, 64).prefetch == 2048 and sample_config(dev, 151936, 64).prefetch == 2048
-    x = torch.zeros(64, 151936, dtype=torch.bfloat16)
-    assert _plan(x, 128, topk_config(dev, 151936, 64))["const1"]["PREFETCH"] == 2048
-    assert _plan(x, 128, TopKConfig(1024, strategy="extract"))["const1"]["PREFETCH"] == 0
-    assert Sampler(151936, 4, "cpu")._plan(64, torch.bfloat16, False, 0, False)["const1"]["PREFETCH"] == 2048
-    assert Sampler(151936, 4, "cpu", prefetch=0)._plan(64, torch.bfloat16, False, 0, False)["const1"]["PREFETCH"] == 0
-    for bad in (-1, 1.5):
-        with pytest.raises(ValueError, match="prefetch"):
-            Sampler(151936, 4, "cpu", prefetch=bad)
-        with pytest.raises(ValueError, match="prefetch"):
-            TopKConfig(1024, prefetch=bad).check()
-    use_table(monkeypatch, TABLE)
-    assert topk_config(dev, 151936, 1).prefetch == 0 and sample_config(dev, 151936, 1).prefetch == 0
-    table_mod._nearest.cache_clear()

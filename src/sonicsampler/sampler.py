@@ -53,8 +53,7 @@ class Sampler:
     flagged and the dropped mass reported.
     block, emit, warps, strategy, regs: launch configuration overrides; by default they come per batch
     size from the measured table (sonicsampler.tuning.sample_config). regs: each stage's register cap
-    per thread (0: none). prefetch: stage 1's L2 prefetch distance in programs (kernels/prefetch.py; 0:
-    none), a hint that changes no result. long_block: the sub-tile of the exact passes over rows whose set exceeds the
+    per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py); they set the summation order, so results depend on it.
@@ -68,8 +67,7 @@ class Sampler:
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
-                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 1,
-                 prefetch: int | None = None):
+                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 1):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
@@ -87,9 +85,6 @@ class Sampler:
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim
-        if prefetch is not None and (not isinstance(prefetch, int) or prefetch < 0):
-            raise ValueError(f"prefetch must be an int >= 0, got {prefetch!r}")
-        self.prefetch = prefetch
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
@@ -380,8 +375,7 @@ class Sampler:
         cfg = sample_config(self.table.device, self.vocab_size, rows)
         return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
                             *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy,
-                            *(self.regs or (cfg.stage1_regs(penalised), cfg.regs2)),
-                            prefetch=cfg.prefetch if self.prefetch is None else self.prefetch)
+                            *(self.regs or (cfg.stage1_regs(penalised), cfg.regs2)))
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
               penalised: bool = False, shared: bool = False) -> dict:
@@ -420,7 +414,7 @@ class Sampler:
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
-                      STRATEGY=cfg.strategy, PREFETCH=cfg.prefetch, num_warps=warps[0], **_reg_cap(cfg.regs1))
+                      STRATEGY=cfg.strategy, num_warps=warps[0], **_reg_cap(cfg.regs1))
         # Programmatic dependent launch for small batches (pdl.py): stage 1 lets stage 2 start early.
         pdl = stage2_options(dev, n, "sampler")
         const1["PDL"] = pdl["PDL"]

@@ -138,8 +138,7 @@ def _plan(logits, k, cfg: TopKConfig) -> dict:
             "nan": _scratch.get("nan", n * z, torch.int32, dev),
             "const1": dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64,
                            STRATEGY=cfg.strategy, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype],
-                           INF_KEY=_INF_KEY[logits.dtype], PDL=pdl["PDL"], PREFETCH=cfg.prefetch,
-                           num_warps=cfg.warps1),
+                           INF_KEY=_INF_KEY[logits.dtype], PDL=pdl["PDL"], num_warps=cfg.warps1),
             "const2": dict(Z_LOG2=z_log2, E_LOG2=_log2(e), C_LOG2=_log2(c), BLOCK_LOG2=_log2(block),
                            KEY64=key64, NEG_INF_KEY=_NEG_INF_KEY[logits.dtype], num_warps=cfg.warps2, **pdl)}
 

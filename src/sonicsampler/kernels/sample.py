@@ -37,7 +37,6 @@ from .rank import ranks
 from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
-from .prefetch import prefetch_later_tile
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
 from .tile import load_tile, processed_tile, tile_keys
@@ -114,13 +113,12 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr, STRATEGY: tl.constexpr,
                   drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False, PDL: tl.constexpr = False,
-                  SKIP_UNTRUNCATED: tl.constexpr = False, PREFETCH: tl.constexpr = 0):
+                  SKIP_UNTRUNCATED: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
     let_next_start(PDL)
     tile_id, row, tile = flat_program(Z)
-    prefetch_later_tile(logits_ptr, stride_row, V, Z, BLOCK_LOG2, PREFETCH)
     # slots_ptr / positions_ptr: per row, or with PENDING per request (row l of a request generates
     # its position + l), so that verification derives no per-row tensors on the host.
     req = row

@@ -29,7 +29,6 @@ import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
 from .pdl import let_next_start, wait_for_previous
-from .prefetch import prefetch_later_tile
 from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, row_key_value, tile_keys_to_row_keys
 from .rank import kth_largest, store_top_sorted
 from .select import in_rank_order, select_top
@@ -263,11 +262,10 @@ def flat_program(Z):
 def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
                 BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 STRATEGY: tl.constexpr, NEG_INF_KEY: tl.constexpr = 0, INF_KEY: tl.constexpr = 0,
-                PDL: tl.constexpr = False, PREFETCH: tl.constexpr = 0):
+                PDL: tl.constexpr = False):
     # NEG_INF_KEY, INF_KEY: the 16-bit keys of -inf and +inf (the fast path's NaN test).
     let_next_start(PDL)
     slot, row, tile = flat_program(Z)
-    prefetch_later_tile(logits_ptr, stride_row, V, Z, BLOCK_LOG2, PREFETCH)
     if STRATEGY == "extract" and not KEY64 and BLOCK_LOG2 > E_LOG2 + 3:
         g = load_tile_groups(logits_ptr, row, stride_row, V, tile, BLOCK_LOG2)
         top = groups_topk(g, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2)

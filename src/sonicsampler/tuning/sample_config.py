@@ -33,8 +33,6 @@ class SampleConfig:
     # 32 rows 52.6 / 52.9 us under 128 registers against 47.9 under 160 (48.3 uncapped), where the
     # standard mix prefers 128 (run 70: 27.6 against 28.5 us).
     regs1_penalised: int | None = None
-    # Stage 1's L2 prefetch distance in programs (kernels/prefetch.py; 0: none).
-    prefetch: int = 0
 
     def stage1_regs(self, penalised: bool) -> int:
         """Stage 1's register cap for a batch with (penalised) or without penalties, bias or mask."""
@@ -57,4 +55,4 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     # 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
     block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
     return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"),
-                        e.get("regs1", 0), e.get("regs2", 0), e.get("regs1_penalised"), e.get("prefetch", 0))
+                        e.get("regs1", 0), e.get("regs2", 0), e.get("regs1_penalised"))

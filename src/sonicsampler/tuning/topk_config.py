@@ -27,9 +27,6 @@ class TopKConfig:
     warps2: int = 4   # warps of a stage-2 program
     emit: int = 32    # keys each tile hands to stage 2 (power of two; capped at k rounded up)
     strategy: str = "bitonic"   # stage 1's tile selection, one of STRATEGIES
-    # Stage 1's L2 prefetch distance in programs (kernels/prefetch.py; 0: none). A hint: it changes no
-    # result, only how long a later program's first load waits.
-    prefetch: int = 0
 
     def check(self):
         for name in ("block", "m", "emit"):
@@ -38,8 +35,6 @@ class TopKConfig:
                 raise ValueError(f"TopKConfig.{name} must be a power of two, got {v}")
         if self.strategy not in STRATEGIES:
             raise ValueError(f"TopKConfig.strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        if not isinstance(self.prefetch, int) or self.prefetch < 0:
-            raise ValueError(f"TopKConfig.prefetch must be an int >= 0, got {self.prefetch!r}")
         if not 2 <= self.block <= 65536:
             raise ValueError(f"TopKConfig.block must be in [2, 65536], got {self.block}")
         return self
@@ -99,5 +94,4 @@ def topk_config(device: torch.device, vocab: int, rows: int) -> TopKConfig:
     if e is None:
         return _heuristic(vocab, rows)
     block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
-    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), emit, e.get("strategy", "bitonic"),
-                      e.get("prefetch", 0))
+    return TopKConfig(block, e.get("m", 0), e.get("warps1", 4), e.get("warps2", 4), emit, e.get("strategy", "bitonic"))

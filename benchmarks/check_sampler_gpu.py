@@ -7,7 +7,8 @@ requests) and its graph replay against eager (its stage 2 counts rows in per req
 counters that must be back at zero for the next replay). Part `verify_long`: target sets far beyond
 the bound, through the exact passes over the row; part `long`: every kind of such set (top-k above
 the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32. Part `untruncated`:
-untruncated rows of every kind (most of them without candidates), tokens and log-probabilities.
+untruncated rows of every kind (most of them without candidates), tokens and log-probabilities. Part
+`out_buffers`: sample(out=...) into an engine's buffers equals a fresh call, eager and in a CUDA graph.
 """
 import os
 import sys
@@ -188,6 +189,64 @@ def check_graph(v=151936, n=32):
         s.sample(logits[:rows], slots[:rows], pos[:rows])
     emit(what=f"recompiles_rows_1_{n}_shared_after_warmup", before=before,
          after=compiled_variants(sample_stage1, sample_stage2))
+
+
+def check_out_buffers(v=151936, n=32, steps=3, device="cuda"):
+    """Sampler.sample(out=...) at production size: two samplers in the same state (a mix with top-k /
+    top-p, raw and processed top-n, a penalised raw top-n row, greedy and untruncated rows), one
+    allocating, one writing into poisoned buffers, over several steps; then a CUDA graph captured with
+    out= replayed with new logits and positions against the allocating twin's eager calls."""
+    def new():
+        s = Sampler(v, n, device, **({} if device == "cuda" else {"bound": 32, "block": 256}))
+        for i in range(n):
+            s.add_request(i, [SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i),
+                              SamplingParams(temperature=0.0, logprobs=5, logprobs_mode="processed"),
+                              SamplingParams(temperature=1.1, repetition_penalty=1.2, logprobs=5, seed=i),
+                              SamplingParams(seed=i)][i % 4], prompt_token_ids=list(range(50)))
+        return s
+
+    def same(a, b):
+        fa = [a.tokens, a.valid, a.logprob, a.top_token_ids, a.top_logprobs, a.exact, a.dropped_mass]
+        fb = [b.tokens, b.valid, b.logprob, b.top_token_ids, b.top_logprobs, b.exact, b.dropped_mass]
+        return all(torch.equal(torch.nan_to_num(x.float(), nan=123.0), torch.nan_to_num(y.float(), nan=123.0))
+                   for x, y in zip(fa, fb))
+
+    def poison(o):
+        for t in (o.tokens, o.logprob, o.top_token_ids, o.top_logprobs, o.dropped_mass):
+            t.fill_(-7)
+        o.valid.fill_(True)
+        o.exact.fill_(False)
+
+    gen = torch.Generator(device=device).manual_seed(5)
+    a, b = new(), new()
+    slots = torch.arange(n, device=device)
+    pos = torch.zeros(n, dtype=torch.int64, device=device)
+    x = torch.randn(n, v, device=device, generator=gen).to(torch.bfloat16)
+    out = b.sample(x, slots, pos)
+    a.sample(x, slots, pos)
+    eager_ok = True
+    for step in range(steps):
+        x = torch.randn(n, v, device=device, generator=gen).to(torch.bfloat16)
+        pos.fill_(step + 1)
+        want = a.sample(x, slots, pos)
+        poison(out)
+        eager_ok &= b.sample(x, slots, pos, out=out) is out and same(want, out)
+    graph_ok = None
+    if device == "cuda":
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):     # records the launches: nothing runs, nothing is counted
+            b.sample(x, slots, pos, out=out)
+        graph_ok = True
+        for step in range(steps):
+            x.copy_(torch.randn(n, v, device=device, generator=gen).to(torch.bfloat16))
+            pos.fill_(100 + step)
+            poison(out)
+            g.replay()
+            graph_ok &= same(a.sample(x, slots, pos), out)
+        torch.cuda.synchronize()
+    emit(what="out_buffers", V=v, rows=n, steps=steps, eager_equal=bool(eager_ok), graph_equal=graph_ok and bool(graph_ok),
+         counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
 
 
 def _verify_inputs(bsz, gamma, v, gen):
@@ -462,6 +521,8 @@ if __name__ == "__main__":
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")
     if "graph" in parts:
         check_graph()
+    if "out_buffers" in parts:    # sample(out=...): an engine's buffers, eager and in a graph
+        check_out_buffers()
     if "penalty_steps" in parts:  # penalised batches over several steps (counts read where the output mask says)
         for n in (32, 128):
             check_penalty_steps(151936, n)

@@ -12,6 +12,7 @@ in 16 with a nucleus larger than the bound). Times are CUDA-graph replays rotati
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import sys
 import time
@@ -120,44 +121,56 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
     host_us, list_us = (
         harness.host_time(lambda a=a, b=b, xs=itertools.cycle(inputs): s.sample(next(xs), a, b, mask))
         for a, b in ((slots, positions), (slots.tolist(), positions.tolist())))
+    # ... and into persistent output buffers (sample(out=...), where the code has it): no allocation
+    out_us = float("nan")
+    if "out" in inspect.signature(s.sample).parameters:
+        buf = s.sample(inputs[0], slots, positions, mask)
+        out_us = harness.host_time(lambda xs=itertools.cycle(inputs): s.sample(next(xs), slots, positions, mask,
+                                                                                out=buf))
     impl = "sonicsampler" + "".join(f".{k}{x}" for k, x in fixed.items()) \
         + (f".{opt}{'_' if regs else ''}{value}" if variant else "")
     row = {"case": "sample_mix", "shape": f"rows={n},V={v},mix={mix}", "impl": impl,
            "p20_us": p20, "p50_us": p50, "p80_us": p80, **env,
-           "note": f"host {host_us:.1f} us/call; host lists {list_us:.1f} us/call; {note}"}
+           "note": f"host {host_us:.1f} us/call; host lists {list_us:.1f} us/call; host out= {out_us:.1f} us/call; "
+                   f"{note}"}
     harness.append_rows(out, [row])
-    print(f"{mix:22s} rows={n:4d} V={v:7d} {impl:12s} {p50:8.1f} us   host {host_us:6.1f} us, lists {list_us:6.1f} us",
-          flush=True)
+    print(f"{mix:22s} rows={n:4d} V={v:7d} {impl:12s} {p50:8.1f} us   host {host_us:6.1f} us, lists {list_us:6.1f} us, "
+          f"out= {out_us:6.1f} us", flush=True)
     del s, inputs, fns
     harness._release("cuda")
 
 
 def host_breakdown(n: int, v: int, reps: int = 300) -> None:
-    """Where an eager call's host time goes: the whole call, the call with both kernel launches
-    replaced by no-ops (validation, plan lookup, output allocation), and one bare launch of each stage
-    through sonicsampler.launch (by difference)."""
+    """Where an eager call's host time goes (device slots and positions, the standard mix): the whole
+    call, then with both kernel launches replaced by no-ops (launch.Launcher._go: validation, plan
+    lookup, output allocation, argument lists), each with new outputs and into persistent ones
+    (sample(out=...)); the C launches are the difference. Best of five rounds."""
+    from sonicsampler import launch
     s, slots, positions, _ = make_sampler("top_p", n, v)
     x = gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(0))
+    buf = s.sample(x, slots, positions)
 
-    def per_call():
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            s.sample(x, slots, positions)
-        us = (time.perf_counter() - t0) / reps * 1e6
-        torch.cuda.synchronize()
-        return us
+    def per_call(**kw):
+        best = float("inf")
+        for _ in range(5):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                s.sample(x, slots, positions, **kw)
+            best = min(best, (time.perf_counter() - t0) / reps * 1e6)
+            torch.cuda.synchronize()
+        return best
 
-    s.sample(x, slots, positions)
-    whole = per_call()
-    real = s._stage1, s._stage2
-    s._stage1 = s._stage2 = lambda *a: None
+    whole, whole_out = per_call(), per_call(out=buf)
+    real = launch.Launcher._go
+    launch.Launcher._go = staticmethod(lambda *a: None)
     try:
-        bare = per_call()
+        bare, bare_out = per_call(), per_call(out=buf)
     finally:
-        s._stage1, s._stage2 = real
-    print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us, without the two launches {bare:.1f} us, "
-          f"the two Triton launches {whole - bare:.1f} us", flush=True)
+        launch.Launcher._go = real
+    print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us ({whole_out:.1f} with out=), without the two "
+          f"C launches {bare:.1f} us ({bare_out:.1f} with out=): the launches {whole - bare:.1f} us, the outputs' "
+          f"allocation {bare - bare_out:.1f} us net of out='s check", flush=True)
 
 
 def main(argv=None):

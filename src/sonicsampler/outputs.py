@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import SamplingInputError
+
 
 @dataclass
 class SampleOutput:
@@ -18,6 +20,40 @@ class SampleOutput:
                                   # rows; an upper bound where top-k, top-p or min-p also cut)
     draft_probs: "SparseDraftProbs | None" = None   # Sampler.sample(return_draft_probs=True): each row's
                                   # final distribution as (N, 1, C) ids / probabilities, for verification
+
+
+_SAMPLE_FIELDS = (("tokens", torch.int64, 1), ("valid", torch.bool, 1), ("logprob", torch.float32, 1),
+                  ("top_token_ids", torch.int64, 2), ("top_logprobs", torch.float32, 2), ("exact", torch.bool, 1),
+                  ("dropped_mass", torch.float32, 1))
+
+
+def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> None:
+    """Refuse a `Sampler.sample(out=...)` whose tensors are not exactly what the call would allocate:
+    (n,) rows, (n, n_top) top-n, with draft_c > 0 a SparseDraftProbs of (n, 1, draft_c) ids and
+    probabilities and an (n, 1) bool `complete`; the dtypes of SampleOutput, on `device`, contiguous.
+    The kernels write every element of each by address, so a wrong shape or a strided view would be
+    written out of place. (A host-time path: one pass of cheap tests; the message is built on failure.)"""
+    if not isinstance(out, SampleOutput):
+        raise SamplingInputError("out", f"must be a SampleOutput, got {type(out).__name__}")
+    want = {1: (n,), 2: (n, n_top)}
+    fields = [(name, getattr(out, name), dtype, want[dims]) for name, dtype, dims in _SAMPLE_FIELDS]
+    if draft_c:
+        d = out.draft_probs
+        if not isinstance(d, SparseDraftProbs):
+            raise SamplingInputError("out", "return_draft_probs=True needs out.draft_probs, a SparseDraftProbs")
+        fields += [("draft_probs.token_ids", d.token_ids, torch.int64, (n, 1, draft_c)),
+                   ("draft_probs.probs", d.probs, torch.float32, (n, 1, draft_c)),
+                   ("draft_probs.complete", d.complete, torch.bool, (n, 1))]
+    for name, t, dtype, shape in fields:
+        try:
+            fits = t.dtype is dtype and t.shape == shape and t.device == device and t.is_contiguous()
+        except AttributeError:   # not a tensor
+            fits = False
+        if not fits:
+            got = (f"{t.dtype} {tuple(t.shape)} on {t.device}{'' if t.is_contiguous() else ' (strided)'}"
+                   if isinstance(t, torch.Tensor) else type(t).__name__)
+            raise SamplingInputError("out", f"{name} must be a contiguous {dtype} {shape} tensor on {device}, "
+                                     f"got {got}")
 
 
 @dataclass

@@ -23,7 +23,7 @@ from .kernels.sample import sample_stage1, sample_stage2
 from .kernels.verify import verify_stage2
 from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
-from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
+from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput, check_out
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .kernels.raw_top import raw_top_fill
@@ -217,14 +217,19 @@ class Sampler:
             raise SamplingInputError("positions", f"must be an integer in [0, 2**63), got {p!r}", i)
 
     def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None, *,
-               return_draft_probs: bool = False) -> SampleOutput:
+               return_draft_probs: bool = False, out: SampleOutput | None = None) -> SampleOutput:
         """Sample one token for each of N rows: row i is request `slots[i]` generating position
         `positions[i]` (lists or int64 tensors; device tensors are used unchecked, without a host
         sync). Two launches; the tokens are counted into their slots' output counts.
 
         return_draft_probs: also return each row's final distribution as `draft_probs`, (N, 1, C) ids
         and probabilities with a `complete` flag, so that γ such steps joined by
-        `SparseDraftProbs.cat` serve as `Sampler.verify`'s sparse draft (a variant of stage 2)."""
+        `SparseDraftProbs.cat` serve as `Sampler.verify`'s sparse draft (a variant of stage 2).
+
+        out: write into these tensors instead of new ones and return `out` itself (an engine's
+        persistent buffers: no allocation per step, fixed addresses for CUDA graphs). Each must have
+        exactly the shape, dtype and device this call would allocate, contiguous, and must not overlap
+        the inputs; a previous call's result with the same rows, top-n width and draft option fits."""
         self.check_logits("logits", logits)
         n = logits.shape[0]
         slots_dev, pos_dev, slots_host = self._slots_positions(slots, positions, n)
@@ -234,9 +239,9 @@ class Sampler:
         n_top, raw_rows_processed, penalised, shared = self._batch_summary(slots_host, has_mask)
         plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs,
                           penalised=penalised, shared=shared)
-        return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask)
+        return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask, out)
 
-    def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask) -> SampleOutput:
+    def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
         t, v = self.table, self.vocab_size
         n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared = plan["key"]
@@ -245,24 +250,37 @@ class Sampler:
         # operation, where carving the outputs from three allocations took fourteen (slices and views,
         # each about as costly on the host). Without top-n log-probabilities their two (n, 0) outputs
         # hold nothing and come from the plan. valid and exact are bool; the kernel stores int8 there.
-        empty = torch.empty
-        tokens = empty(n, dtype=torch.int64, device=dev)
-        logprob, dropped = empty(n, dtype=torch.float32, device=dev), empty(n, dtype=torch.float32, device=dev)
-        valid, exact = empty(n, dtype=torch.bool, device=dev), empty(n, dtype=torch.bool, device=dev)
-        if n_top:
-            top_ids = empty((n, n_top), dtype=torch.int64, device=dev)
-            top_lp = empty((n, n_top), dtype=torch.float32, device=dev)
+        if out is None:
+            empty = torch.empty
+            tokens = empty(n, dtype=torch.int64, device=dev)
+            logprob, dropped = empty(n, dtype=torch.float32, device=dev), empty(n, dtype=torch.float32, device=dev)
+            valid, exact = empty(n, dtype=torch.bool, device=dev), empty(n, dtype=torch.bool, device=dev)
+            if n_top:
+                top_ids = empty((n, n_top), dtype=torch.int64, device=dev)
+                top_lp = empty((n, n_top), dtype=torch.float32, device=dev)
+            else:
+                top_ids, top_lp = plan["no_top"]
+            draft = None
+            if return_draft_probs:   # each row's final distribution on its C candidates (stage 2 writes all)
+                c = self.bound
+                complete8 = torch.empty((n, 1), dtype=torch.int8, device=dev)   # the kernel writes int8
+                draft = SparseDraftProbs(torch.empty((n, 1, c), dtype=torch.int64, device=dev),
+                                         torch.empty((n, 1, c), dtype=torch.float32, device=dev),
+                                         complete8.view(torch.bool))
+            result = SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
         else:
-            top_ids, top_lp = plan["no_top"]
-        draft = None
-        if return_draft_probs:   # each row's final distribution on its C candidates (stage 2 writes all)
-            c = self.bound
-            complete8 = torch.empty((n, 1), dtype=torch.int8, device=dev)   # the kernel writes int8
-            draft = SparseDraftProbs(torch.empty((n, 1, c), dtype=torch.int64, device=dev),
-                                     torch.empty((n, 1, c), dtype=torch.float32, device=dev),
-                                     complete8.view(torch.bool))
+            check_out(out, n, n_top, self.bound if return_draft_probs else 0, dev)
+            tokens, valid, logprob, exact, dropped, draft = (out.tokens, out.valid, out.logprob, out.exact,
+                                                             out.dropped_mass, out.draft_probs)
+            # (n, 0) top-n outputs: the kernels get the plan's (a zero-size tensor may have a null address)
+            top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
+            if return_draft_probs:
+                complete8 = draft.complete.view(torch.int8)
+            else:
+                draft = None
+            result = out
         if n == 0:
-            return SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
+            return result
 
         mask, mask_stride = self.mask_args(grammar_bitmask)
         stride = logits.stride(0)
@@ -293,7 +311,7 @@ class Sampler:
             plan["const2"], _DYNAMIC2)
         if raw_rows_processed and n_top > 0:
             self._raw_top(logits, slots_dev, valid, sc["raw_lse"], n_top, top_ids, top_lp)
-        return SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
+        return result
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
         """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows

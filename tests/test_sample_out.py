@@ -1,0 +1,92 @@
+"""Sampler.sample(out=...): the call writes into the caller's tensors (an engine's persistent buffers)
+exactly what it would have returned in new ones, and refuses buffers that do not fit, naming the field."""
+import pytest
+import torch
+
+from sonicsampler import SampleOutput, SamplingInputError, SamplingParams, SparseDraftProbs
+from sonicsampler.sampler import Sampler
+
+pytestmark = pytest.mark.interpreter
+
+V, BOUND, BLOCK, N = 600, 32, 256, 5
+
+
+def params(i: int) -> SamplingParams:
+    """A mix: top-k + top-p, greedy with processed top-3, raw top-5 with a repetition penalty (its raw
+    top-n takes the separate pass), min-p, untruncated."""
+    return [SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=i),
+            SamplingParams(temperature=0.0, logprobs=3, logprobs_mode="processed"),
+            SamplingParams(temperature=1.2, repetition_penalty=1.3, logprobs=5, seed=i),
+            SamplingParams(temperature=0.9, min_p=0.2, seed=i),
+            SamplingParams(seed=i)][i % 5]
+
+
+def new_sampler() -> Sampler:
+    s = Sampler(V, N, "cpu", bound=BOUND, block=BLOCK)
+    for i in range(N):
+        s.add_request(i, params(i), prompt_token_ids=[7, 8, 9])
+    return s
+
+
+def poisoned_like(o: SampleOutput) -> SampleOutput:
+    """Tensors shaped as o's, filled with values no kernel writes (so an element left unwritten shows)."""
+    def p(t):
+        return torch.full_like(t, True) if t.dtype == torch.bool else torch.full_like(t, -7)
+    d = o.draft_probs
+    return SampleOutput(*(p(getattr(o, f)) for f in ("tokens", "valid", "logprob", "top_token_ids", "top_logprobs",
+                                                     "exact", "dropped_mass")),
+                        SparseDraftProbs(p(d.token_ids), p(d.probs), torch.zeros_like(d.complete)) if d else None)
+
+
+def fields(o: SampleOutput) -> list:
+    d = o.draft_probs
+    return [o.tokens, o.valid, o.logprob, o.top_token_ids, o.top_logprobs, o.exact, o.dropped_mass] + (
+        [d.token_ids, d.probs, d.complete] if d else [])
+
+
+@pytest.mark.parametrize("draft", [False, True])
+def test_out_receives_what_a_fresh_call_returns(draft):
+    """Two samplers in the same state, three steps each (the output counts move the penalised row):
+    one allocates, the other writes into poisoned buffers; every field is bitwise equal (NaN where NaN),
+    and `out` itself comes back."""
+    a, b = new_sampler(), new_sampler()
+    gen = torch.Generator().manual_seed(3)
+    out = None
+    for step in range(3):
+        x = (torch.randn(N, V, generator=gen) * 3).to(torch.bfloat16)
+        x[3, 100:400] = 5.0           # a long tie for min-p's set
+        slots, pos = [0, 1, 2, 3, 4], [10 + step] * N
+        want = a.sample(x, slots, pos, return_draft_probs=draft)
+        out = poisoned_like(want) if out is None else out
+        for t in fields(out):        # poison again: each step must write every element
+            t.fill_(True) if t.dtype == torch.bool else t.fill_(-7)
+        got = b.sample(x, slots, pos, return_draft_probs=draft, out=out)
+        assert got is out
+        for w, g in zip(fields(want), fields(got)):
+            assert w.shape == g.shape and w.dtype == g.dtype
+            assert torch.equal(torch.nan_to_num(w.float(), nan=123.0), torch.nan_to_num(g.float(), nan=123.0))
+        assert torch.equal(a.table.counts, b.table.counts)
+
+
+def test_out_that_does_not_fit_is_refused_before_launch():
+    s = new_sampler()
+    x = torch.randn(N, V).to(torch.bfloat16)
+    good = s.sample(x, list(range(N)), [0] * N)
+    counts = s.table.counts.clone()
+
+    def refused(out, match, **kw):
+        with pytest.raises(SamplingInputError, match=match) as e:
+            s.sample(x, list(range(N)), [0] * N, out=out, **kw)
+        assert e.value.field == "out"
+        assert torch.equal(s.table.counts, counts)      # nothing launched
+
+    def with_(**kw):
+        return SampleOutput(**{**good.__dict__, **kw})
+
+    refused(with_(tokens=good.tokens[:-1]), r"tokens must be a contiguous torch.int64 \(5,\)")
+    refused(with_(logprob=good.logprob.double()), "logprob must be a contiguous torch.float32")
+    refused(with_(valid=torch.zeros(2 * N, dtype=torch.bool)[::2]), r"valid .*\(strided\)")
+    refused(with_(top_token_ids=torch.zeros(N, 4, dtype=torch.int64)), r"top_token_ids .*\(5, 5\)")
+    refused(with_(exact=None), "exact must be .* got NoneType")
+    refused(good, "needs out.draft_probs", return_draft_probs=True)
+    refused((good.tokens,), "must be a SampleOutput")

@@ -83,10 +83,11 @@ def test_out_that_does_not_fit_is_refused_before_launch():
     def with_(**kw):
         return SampleOutput(**{**good.__dict__, **kw})
 
-    refused(with_(tokens=good.tokens[:-1]), r"tokens must be a contiguous torch.int64 \(5,\)")
-    refused(with_(logprob=good.logprob.double()), "logprob must be a contiguous torch.float32")
+    refused(with_(tokens=good.tokens[:-1]), r"tokens must be a contiguous, 16-byte aligned torch.int64 \(5,\)")
+    refused(with_(logprob=good.logprob.double()), "logprob must be .* torch.float32")
     refused(with_(valid=torch.zeros(2 * N, dtype=torch.bool)[::2]), r"valid .*\(strided\)")
     refused(with_(top_token_ids=torch.zeros(N, 4, dtype=torch.int64)), r"top_token_ids .*\(5, 5\)")
+    refused(with_(dropped_mass=torch.zeros(N + 1)[1:]), r"dropped_mass .*\(not 16-byte aligned\)")
     refused(with_(exact=None), "exact must be .* got NoneType")
     refused(good, "needs out.draft_probs", return_draft_probs=True)
     refused((good.tokens,), "must be a SampleOutput")

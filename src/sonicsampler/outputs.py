@@ -30,9 +30,11 @@ _SAMPLE_FIELDS = (("tokens", torch.int64, 1), ("valid", torch.bool, 1), ("logpro
 def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> None:
     """Refuse a `Sampler.sample(out=...)` whose tensors are not exactly what the call would allocate:
     (n,) rows, (n, n_top) top-n, with draft_c > 0 a SparseDraftProbs of (n, 1, draft_c) ids and
-    probabilities and an (n, 1) bool `complete`; the dtypes of SampleOutput, on `device`, contiguous.
-    The kernels write every element of each by address, so a wrong shape or a strided view would be
-    written out of place. (A host-time path: one pass of cheap tests; the message is built on failure.)"""
+    probabilities and an (n, 1) bool `complete`; the dtypes of SampleOutput, on `device`, contiguous,
+    16-byte aligned. The kernels write every element of each by address, so a wrong shape or a strided
+    view would be written out of place; and they were compiled for the 16-byte aligned outputs of a
+    fresh call (Triton specialises pointers on it), so a misaligned one could take vector stores it
+    cannot. (A host-time path: one pass of cheap tests; the message is built on failure.)"""
     if not isinstance(out, SampleOutput):
         raise SamplingInputError("out", f"must be a SampleOutput, got {type(out).__name__}")
     want = {1: (n,), 2: (n, n_top)}
@@ -46,14 +48,16 @@ def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> No
                    ("draft_probs.complete", d.complete, torch.bool, (n, 1))]
     for name, t, dtype, shape in fields:
         try:
-            fits = t.dtype is dtype and t.shape == shape and t.device == device and t.is_contiguous()
+            fits = (t.dtype is dtype and t.shape == shape and t.device == device and t.is_contiguous()
+                    and t.data_ptr() % 16 == 0)
         except AttributeError:   # not a tensor
             fits = False
         if not fits:
             got = (f"{t.dtype} {tuple(t.shape)} on {t.device}{'' if t.is_contiguous() else ' (strided)'}"
+                   f"{'' if t.data_ptr() % 16 == 0 else ' (not 16-byte aligned)'}"
                    if isinstance(t, torch.Tensor) else type(t).__name__)
-            raise SamplingInputError("out", f"{name} must be a contiguous {dtype} {shape} tensor on {device}, "
-                                     f"got {got}")
+            raise SamplingInputError("out", f"{name} must be a contiguous, 16-byte aligned {dtype} {shape} tensor "
+                                     f"on {device}, got {got}")
 
 
 @dataclass

@@ -228,8 +228,9 @@ class Sampler:
 
         out: write into these tensors instead of new ones and return `out` itself (an engine's
         persistent buffers: no allocation per step, fixed addresses for CUDA graphs). Each must have
-        exactly the shape, dtype and device this call would allocate, contiguous, and must not overlap
-        the inputs; a previous call's result with the same rows, top-n width and draft option fits."""
+        exactly the shape, dtype and device this call would allocate, contiguous and 16-byte aligned,
+        and must not overlap another or the inputs; a previous call's result with the same rows, top-n
+        width and draft option fits."""
         self.check_logits("logits", logits)
         n = logits.shape[0]
         slots_dev, pos_dev, slots_host = self._slots_positions(slots, positions, n)

@@ -558,3 +558,7 @@ def test_arrival_counters_return_to_zero():
         assert int(out.num_accepted[1]) == 3 - step
         arrived = s._scratch.get("verify_arrived", 3, torch.int32, torch.device(DEVICE))
         assert arrived.tolist() == [0, 0, 0]
+        # verification's part of the launch plan is made once and kept (verification._launch_plan), its
+        # counters the scratch's
+        assert len(s._verify_plans) == 1
+        assert next(iter(s._verify_plans.values()))["arrived"].data_ptr() == arrived.data_ptr()

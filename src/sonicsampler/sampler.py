@@ -96,6 +96,7 @@ class Sampler:
         self._fill_raw_top = Launcher(raw_top_fill)
         self._verify2 = Launcher(verify_stage2)   # verification's stage 2 (its stage 1 is _stage1's kernel)
         self._full_drafts: dict[tuple, torch.Tensor] = {}   # verification's draft counts of γ, per (B, γ)
+        self._verify_plans: dict[tuple, dict] = {}          # verification's part of a plan (verification.py)
         self._summary_key, self._summary = None, (0, False, False, False)
         self._host_summary_key, self._host_summary = None, None
 

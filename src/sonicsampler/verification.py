@@ -96,17 +96,53 @@ def _draft_probs(draft_probs, bsz, gamma, v, dev):
     return _DENSE, q, q.stride()[:2], None, (0, 0), 0
 
 
-def _new_outputs(bsz, g, n_top, dev):
+def _new_outputs(bsz, g, n_top, dev, no_top=None):
     """Uninitialised outputs (stage 2 writes every element): tokens, num_emitted, num_accepted, valid,
     exact, logprob, top_token_ids, top_logprobs. A function of its own so that tests can poison them.
     The top-n views come from one more element than they need, so that with n_top = 0 the kernel
-    still gets a real pointer (it stores nothing there)."""
-    size = bsz * g * n_top
-    return (torch.empty((bsz, g), dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int64, device=dev),
-            torch.empty(bsz, dtype=torch.int64, device=dev), torch.empty(bsz, dtype=torch.int8, device=dev),
-            torch.empty(bsz, dtype=torch.int8, device=dev), torch.empty((bsz, g), dtype=torch.float32, device=dev),
-            torch.empty(size + 1, dtype=torch.int64, device=dev)[:size].view(bsz, g, n_top),
-            torch.empty(size + 1, dtype=torch.float32, device=dev)[:size].view(bsz, g, n_top))
+    still gets a real pointer (it stores nothing there); no_top: such (B, γ+1, 0) views, made once
+    (each costs four tensor operations of host time)."""
+    empty = torch.empty
+    if n_top == 0 and no_top is not None:
+        top_ids, top_lp = no_top
+    else:
+        size = bsz * g * n_top
+        top_ids = empty(size + 1, dtype=torch.int64, device=dev)[:size].view(bsz, g, n_top)
+        top_lp = empty(size + 1, dtype=torch.float32, device=dev)[:size].view(bsz, g, n_top)
+    return (empty((bsz, g), dtype=torch.int64, device=dev), empty(bsz, dtype=torch.int64, device=dev),
+            empty(bsz, dtype=torch.int64, device=dev), empty(bsz, dtype=torch.int8, device=dev),
+            empty(bsz, dtype=torch.int8, device=dev), empty((bsz, g), dtype=torch.float32, device=dev),
+            top_ids, top_lp)
+
+
+def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
+    """What verification's launches take besides the per-call tensors, for one Sampler plan, batch and
+    draft kind: stage 2's per-row results and arrival counters (scratch), the (B, γ+1, 0) top-n
+    outputs, the draft pointer of γ = 0, both launches' constexpr dicts. Made once and kept (their
+    construction was about a fifth of an eager call's host time), except under CUDA-graph capture,
+    where a new zeroed buffer's fill would only run at the graph's replays."""
+    key = (plan["key"], bsz, g, kind)
+    vp = sampler._verify_plans.get(key)
+    if vp is not None:
+        return vp
+    n = bsz * g
+    sc = sampler._scratch
+    vp = {"res_tok": sc.get("verify_tok", n, torch.int64, dev),
+          "res_bits": sc.get("verify_bits", n, torch.int32, dev),
+          "res_lp": sc.get("verify_lp", n, torch.float32, dev),
+          # one arrival counter per request (kernels/verify.py): zero at the start, and the last row of
+          # each request returns its counter to zero
+          "arrived": sc.get("verify_arrived", bsz, torch.int32, dev, zeroed=True),
+          "no_drafts": sc.get("verify_no_drafts", bsz, torch.int64, dev),     # any pointer
+          "no_top": (torch.empty(1, dtype=torch.int64, device=dev)[:0].view(bsz, g, 0),
+                     torch.empty(1, dtype=torch.float32, device=dev)[:0].view(bsz, g, 0)),
+          "opts1": _stage1_options(plan),
+          "consts2": dict(G_PAD=_pow2_at_least(g), DRAFT=kind,
+                          **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
+                          **plan["rows2"])}
+    if not _capturing(dev):
+        sampler._verify_plans[key] = vp
+    return vp
 
 
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
@@ -159,28 +195,24 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
 
     has_mask = grammar_bitmask is not None
     n_top, raw_rows_processed, penalised, _shared = sampler._batch_summary(slots_host, has_mask)
-    tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev)
+    # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs; and
+    # verification's own part of it.
+    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
+    vp = _launch_plan(sampler, plan, bsz, g, kind, dev)
+    tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
     if bsz == 0:
         return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),
                             top_ids, top_lp)
 
     # Stage 1 takes the requests' slots and positions (PENDING: row l of a request generates its
     # position + l): no per-row tensors, each of which was a torch launch before ours.
-    drafts = ids if gamma > 0 else sampler._scratch.get("verify_no_drafts", bsz, torch.int64, dev)   # any pointer
-
-    # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs.
-    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
+    drafts = ids if gamma > 0 else vp["no_drafts"]
     z, sc = plan["z"], plan["scratch"]
     stride = target_logits.stride(0)
     mask, mask_stride = sampler.mask_args(grammar_bitmask)
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
-    # Stage 2's per-row results and one arrival counter per request (kernels/verify.py): the counters
-    # start at zero and the last row of each request returns its counter to zero.
-    res_tok = sampler._scratch.get("verify_tok", n, torch.int64, dev)
-    res_bits = sampler._scratch.get("verify_bits", n, torch.int32, dev)
-    res_lp = sampler._scratch.get("verify_lp", n, torch.float32, dev)
-    arrived = sampler._scratch.get("verify_arrived", bsz, torch.int32, dev, zeroed=True)
+    res_tok, res_bits, res_lp, arrived = vp["res_tok"], vp["res_bits"], vp["res_lp"], vp["arrived"]
     # Both launches through launch.Launcher (as sample's): what Triton specialises on among the values
     # that can change between calls of one plan, then only those values (the whole argument tuples
     # are built on a key's first launch).
@@ -197,7 +229,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                 sc["best_idx"], z,
                 *(c[name] for name in _STAGE1_CONSTEXPRS), drafts, g)
 
-    sampler._stage1.launch((z * n,), key, head1 + (drafts, g), args1, _stage1_options(plan), _DYNAMIC1)
+    sampler._stage1.launch((z * n,), key, head1 + (drafts, g), args1, vp["opts1"], _DYNAMIC1)
     outs = (res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact)
     sampler._verify2.launch(
         (n,), key, (target_logits, stride, slots_dev, pos_dev, mask, mask_stride, drafts, gamma, counts_dev, q_arg,
@@ -207,10 +239,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                  drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
                  sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
                  *outs, t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top),
-        dict(G_PAD=_pow2_at_least(g), DRAFT=kind,
-             **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
-             **plan["rows2"]),
-        _DYNAMIC2)
+        vp["consts2"], _DYNAMIC2)
     if raw_rows_processed and n_top > 0:
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
         # logits, kept for the emitted positions only (the others stay padded).

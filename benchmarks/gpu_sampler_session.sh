@@ -654,8 +654,8 @@ if rows:
         echo "== new"; timeout 90 python3 benchmarks/verify_host.py 1 32
         echo "== before"; PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 90 python3 benchmarks/verify_host.py 1 32
     done
-    timeout 150 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
-    timeout 90 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32 \
+    timeout 120 python3 benchmarks/check_sampler_gpu.py verify 2>&1 | grep -v "'what': 'env'"
+    timeout 70 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,32 \
         --impl sonicsampler --budget-ms 40 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn" ;;
   host113)  # run 113: the host-time breakdown again (run 112's stopped after its first row on a bug in the script),
             # two processes; the standard mix's host times with and without out=; verification γ = 3 at B = 128

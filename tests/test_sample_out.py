@@ -91,3 +91,10 @@ def test_out_that_does_not_fit_is_refused_before_launch():
     refused(with_(exact=None), "exact must be .* got NoneType")
     refused(good, "needs out.draft_probs", return_draft_probs=True)
     refused((good.tokens,), "must be a SampleOutput")
+
+
+def test_out_of_an_empty_batch():
+    s = new_sampler()
+    x = torch.zeros(0, V, dtype=torch.bfloat16)
+    empty = s.sample(x, [], [])
+    assert s.sample(x, [], [], out=empty) is empty and empty.tokens.shape == (0,)

@@ -562,3 +562,15 @@ def test_arrival_counters_return_to_zero():
         # counters the scratch's
         assert len(s._verify_plans) == 1
         assert next(iter(s._verify_plans.values()))["arrived"].data_ptr() == arrived.data_ptr()
+
+
+def test_an_empty_batch_gives_empty_outputs():
+    """B = 0 (an engine's step with no speculating request): empty outputs of the documented shapes,
+    nothing launched, the slot state untouched."""
+    s, _ = make_sampler([SamplingParams(temperature=0.7, top_k=5, seed=1, logprobs=2)])
+    counts = s.table.counts.clone()
+    out = s.verify(torch.zeros(0, V, dtype=torch.bfloat16, device=DEVICE), torch.zeros(0, 3, dtype=torch.int64),
+                   [], [])
+    assert out.tokens.shape == (0, 4) and out.num_emitted.shape == (0,) and out.num_accepted.shape == (0,)
+    assert out.valid.dtype == torch.bool and out.exact.shape == (0,) and out.logprob.shape == (0, 4)
+    assert torch.equal(s.table.counts, counts)

@@ -90,6 +90,9 @@ def test_out_that_does_not_fit_is_refused_before_launch():
     refused(with_(dropped_mass=torch.zeros(N + 1)[1:]), r"dropped_mass .*\(not 16-byte aligned\)")
     refused(with_(exact=None), "exact must be .* got NoneType")
     refused(good, "needs out.draft_probs", return_draft_probs=True)
+    drafted = s.sample(x, list(range(N)), [0] * N, return_draft_probs=True)
+    counts = s.table.counts.clone()
+    refused(drafted, "draft_probs must be None without return_draft_probs")
     refused((good.tokens,), "must be a SampleOutput")
 
 

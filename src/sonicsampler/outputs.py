@@ -30,7 +30,7 @@ _SAMPLE_FIELDS = (("tokens", torch.int64, 1), ("valid", torch.bool, 1), ("logpro
 def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> None:
     """Refuse a `Sampler.sample(out=...)` whose tensors are not exactly what the call would allocate:
     (n,) rows, (n, n_top) top-n, with draft_c > 0 a SparseDraftProbs of (n, 1, draft_c) ids and
-    probabilities and an (n, 1) bool `complete`; the dtypes of SampleOutput, on `device`, contiguous,
+    probabilities and an (n, 1) bool `complete` (else no draft_probs); the dtypes of SampleOutput, on `device`, contiguous,
     16-byte aligned. The kernels write every element of each by address, so a wrong shape or a strided
     view would be written out of place; and they were compiled for the 16-byte aligned outputs of a
     fresh call (Triton specialises pointers on it), so a misaligned one could take vector stores it
@@ -39,8 +39,10 @@ def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> No
         raise SamplingInputError("out", f"must be a SampleOutput, got {type(out).__name__}")
     want = {1: (n,), 2: (n, n_top)}
     fields = [(name, getattr(out, name), dtype, want[dims]) for name, dtype, dims in _SAMPLE_FIELDS]
+    d = out.draft_probs
+    if not draft_c and d is not None:   # it would come back holding an earlier call's distributions
+        raise SamplingInputError("out", "out.draft_probs must be None without return_draft_probs=True")
     if draft_c:
-        d = out.draft_probs
         if not isinstance(d, SparseDraftProbs):
             raise SamplingInputError("out", "return_draft_probs=True needs out.draft_probs, a SparseDraftProbs")
         fields += [("draft_probs.token_ids", d.token_ids, torch.int64, (n, 1, draft_c)),

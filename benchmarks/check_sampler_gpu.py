@@ -9,6 +9,7 @@ the bound, through the exact passes over the row; part `long`: every kind of suc
 the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32. Part `untruncated`:
 untruncated rows of every kind (most of them without candidates), tokens and log-probabilities. Part
 `out_buffers`: sample(out=...) into an engine's buffers equals a fresh call, eager and in a CUDA graph.
+Part `verify_warmup`: after Sampler.warmup_verify, verification compiles nothing.
 """
 import os
 import sys
@@ -247,6 +248,29 @@ def check_out_buffers(v=151936, n=32, steps=3, device="cuda"):
         torch.cuda.synchronize()
     emit(what="out_buffers", V=v, rows=n, steps=steps, eager_equal=bool(eager_ok), graph_equal=graph_ok and bool(graph_ok),
          counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
+
+
+def check_verify_warmup(v=151936, max_requests=2, gammas=(3,), drafts=("one_hot",)):
+    """Sampler.warmup_verify, then real verifications of 1..max_requests requests: no compile after it,
+    and the slots' counts untouched by it."""
+    from sonicsampler.kernels.verify import verify_stage2
+    s = Sampler(v, 8, "cuda")
+    for i in range(8):
+        s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
+    counts = s.table.counts.clone()
+    variants = s.warmup_verify(max_requests, gammas, drafts=drafts)
+    untouched = bool(torch.equal(s.table.counts, counts))
+    before = compiled_variants(sample_stage1, verify_stage2)
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    for gamma in gammas:
+        for b in range(1, max_requests + 1):
+            x = torch.randn(b * (gamma + 1), v, device="cuda", generator=gen).to(torch.bfloat16)
+            d = torch.randint(0, v, (b, gamma), device="cuda", generator=gen)
+            s.verify(x, d, torch.arange(b, device="cuda"), torch.zeros(b, dtype=torch.int64, device="cuda"))
+    torch.cuda.synchronize()
+    emit(what="verify_warmup", max_requests=max_requests, gammas=list(gammas), drafts=list(drafts),
+         variants=variants, counts_untouched=untouched, before=before,
+         after=compiled_variants(sample_stage1, verify_stage2))
 
 
 def _verify_inputs(bsz, gamma, v, gen):
@@ -521,6 +545,8 @@ if __name__ == "__main__":
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")
     if "graph" in parts:
         check_graph()
+    if "verify_warmup" in parts:  # no compile after Sampler.warmup_verify
+        check_verify_warmup()
     if "out_buffers" in parts:    # sample(out=...): an engine's buffers, eager and in a graph
         check_out_buffers()
     if "penalty_steps" in parts:  # penalised batches over several steps (counts read where the output mask says)

@@ -574,3 +574,51 @@ def test_an_empty_batch_gives_empty_outputs():
     assert out.tokens.shape == (0, 4) and out.num_emitted.shape == (0,) and out.num_accepted.shape == (0,)
     assert out.valid.dtype == torch.bool and out.exact.shape == (0,) and out.logprob.shape == (0, 4)
     assert torch.equal(s.table.counts, counts)
+
+
+def test_warmup_verify_runs_each_variant_once_and_touches_nothing(monkeypatch):
+    """Sampler.warmup_verify runs one verification per compiled variant (plan, γ, draft kind, with and
+    without penalties) on rows that point at no slot: under the interpreter it is made to launch here
+    (on a GPU the launch is what compiles). Every slot's counts and bits stay as they were, the arrival
+    counters end at zero, and a verification afterwards still matches the reference."""
+    import sonicsampler.sampler as sampler_mod
+    import sonicsampler.tuning.table as table_mod
+    # a table whose penalised batches take their own stage-1 register cap: two variants per γ and kind
+    monkeypatch.setattr(table_mod, "arch", lambda device: "sm90")
+    monkeypatch.setattr(table_mod, "entries", lambda kind, arch: (
+        {"max_vocab": V, "max_rows": 1 << 20, "block": BLOCK, "emit": BOUND, "regs1": 128, "regs1_penalised": 160},))
+    table_mod._nearest.cache_clear()
+    params = [SamplingParams(temperature=0.7, top_k=8, seed=3, logprobs=2), SamplingParams(temperature=0.0)]
+    s, resolved = make_sampler(params, prompts=[[1, 2, 3], [4]], outputs=[[5, 6], []])
+    counts, bits = s.table.counts.clone(), s.table.token_bits.clone()
+    calls = []
+    real = verification.verify
+
+    def recording(sampler, logits, drafts, slots, positions, **kw):
+        calls.append((drafts.shape, type(kw["draft_probs"]).__name__, kw["_penalised"], slots.tolist()))
+        return real(sampler, logits, drafts, slots, positions, **kw)
+
+    monkeypatch.setattr(verification, "verify", recording)
+    monkeypatch.setattr(sampler_mod, "_WARMUP_LAUNCHES", True)
+    # the warm-up's tensors as the GPU's device tensors are taken: unchecked (its slots point nowhere)
+    monkeypatch.setattr(sampler_mod.Sampler, "on_host", staticmethod(lambda values: not torch.is_tensor(values)))
+    n = s.warmup_verify(2, gammas=(1, 2))
+    assert n == len(calls) == 2 * 3 * 2    # γ x draft kinds x (plain, penalised): one plan per γ here
+    assert {c[0][1] for c in calls} == {1, 2}
+    assert {c[1] for c in calls} == {"NoneType", "Tensor", "SparseDraftProbs"}
+    assert {c[2] for c in calls} == {False, True}
+    assert all(set(c[3]) == {s.table.max_slots} for c in calls)      # every row points at no slot
+    assert torch.equal(s.table.counts, counts) and torch.equal(s.table.token_bits, bits)
+    assert s._verify_plans and not any(vp["arrived"].any() for vp in s._verify_plans.values())
+    with pytest.raises(ValueError, match="drafts"):
+        s.warmup_verify(1, drafts=("dense", "ngram"))
+    monkeypatch.undo()
+    table_mod._nearest.cache_clear()
+    gen = torch.Generator().manual_seed(41)
+    gamma = 2
+    logits = (3.0 * torch.randn(2 * (gamma + 1), V, generator=gen)).to(torch.bfloat16)
+    drafts, dp = draft_setup(logits, gamma, "dense", gen)
+    out = s.verify(logits.to(DEVICE), drafts, [0, 1], [7, 9], draft_probs=dp)
+    ref = reference.verify(logits, drafts, resolved, positions=[7, 9], draft_probs=dp, prompt_token_ids=[[1, 2, 3], [4]],
+                           output_token_ids=[[5, 6], []])
+    check(VerifyOutput(*(None if t is None else t.cpu() for t in dataclasses.astuple(out))), ref, resolved)

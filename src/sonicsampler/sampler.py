@@ -38,6 +38,9 @@ LONG_BLOCK = 1024
 LONG_CHUNKS = 16
 # Rows a helping program looks at per load of the board.
 _BOARD_ROWS_LOG2 = 7
+# Whether the warm-ups launch: the interpreter compiles nothing, so under it they only plan (a test
+# turns this on to run them).
+_WARMUP_LAUNCHES = not INTERPRETED
 
 
 class Sampler:
@@ -134,7 +137,7 @@ class Sampler:
                     plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised,
                                       shared=shared)
                     variants.setdefault(_variant(plan), plan)
-        if not INTERPRETED:   # the interpreter compiles nothing
+        if _WARMUP_LAUNCHES:
             t, dev = self.table, self.table.device
             for plan in variants.values():
                 n = plan["key"][0]
@@ -144,6 +147,49 @@ class Sampler:
                 self._launch(plan, logits, nowhere, torch.zeros(n, dtype=torch.int64, device=dev), mask)
             torch.cuda.synchronize(dev)
         return len(variants)
+
+    def warmup_verify(self, max_requests: int, gammas=(1, 2, 3, 4, 5, 6, 7), dtype: torch.dtype = torch.bfloat16,
+                      grammar: bool = False, drafts=("one_hot", "dense", "sparse")) -> int:
+        """Compile, before serving, every launch variant that `verify` will use for batches of 1..max_requests
+        requests with γ in `gammas` and the draft kinds in `drafts` ("one_hot": draft_probs None, "dense": a
+        (B, γ, V) tensor, "sparse": SparseDraftProbs with this Sampler's `bound` entries, as its own draft
+        steps give), for the requests admitted so far (their logprobs widths; `grammar`: with a grammar
+        mask; batches with and without penalties or bias, whatever is admitted). One verification per
+        variant runs on zero logits with every request pointing at no slot: no request, count or draft is
+        touched. Returns the variant count."""
+        kinds = {"one_hot": verification._ONE_HOT, "dense": verification._DENSE, "sparse": verification._SPARSE}
+        if not set(drafts) <= set(kinds):
+            raise ValueError(f"drafts must be among {tuple(kinds)}, got {drafts!r}")
+        n_top, raw, _penalised, _shared = self._batch_summary(None, grammar)
+        reps = {}
+        for gamma in gammas:
+            if not isinstance(gamma, int) or gamma < 0:
+                raise ValueError(f"gammas must be ints >= 0, got {gamma!r}")
+            for b in range(1, max_requests + 1):
+                for penalised in ((True,) if grammar else (False, True)):
+                    plan = self._plan(b * (gamma + 1), dtype, grammar, n_top, raw, penalised=penalised)
+                    for kind in drafts:
+                        # γ is a launch argument that Triton specialises on (1, multiples of 16): one per γ
+                        reps.setdefault((_variant(plan), gamma, kind), (b, gamma, kind, penalised))
+        if _WARMUP_LAUNCHES:
+            t, dev, v = self.table, self.table.device, self.vocab_size
+            for b, gamma, kind, penalised in reps.values():
+                n = b * (gamma + 1)
+                q = None
+                if kind == "dense":
+                    q = torch.zeros(b, gamma, v, dtype=torch.float32, device=dev)
+                elif kind == "sparse":
+                    q = SparseDraftProbs(torch.zeros(b, gamma, self.bound, dtype=torch.int64, device=dev),
+                                         torch.zeros(b, gamma, self.bound, dtype=torch.float32, device=dev))
+                mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
+                nowhere = torch.full((b,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
+                verification.verify(self, torch.zeros(n, v, dtype=dtype, device=dev),
+                                    torch.zeros(b, gamma, dtype=torch.int64, device=dev), nowhere,
+                                    torch.zeros(b, dtype=torch.int64, device=dev), draft_probs=q,
+                                    grammar_bitmask=mask, _penalised=penalised)
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+        return len(reps)
 
     # -- one step ---------------------------------------------------------------------------------
     @staticmethod

@@ -146,7 +146,9 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
 
 
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
-           grammar_bitmask=None) -> VerifyOutput:
+           grammar_bitmask=None, _penalised=None) -> VerifyOutput:
+    # _penalised (Sampler.warmup_verify): plan for a batch with (True) or without penalties, bias or a
+    # mask whatever the admitted requests say, so that both variants compile before serving.
     t, v = sampler.table, sampler.vocab_size
     dev = t.device
     ids, ids_host = _draft_ids(sampler, draft_token_ids, dev)
@@ -195,6 +197,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
 
     has_mask = grammar_bitmask is not None
     n_top, raw_rows_processed, penalised, _shared = sampler._batch_summary(slots_host, has_mask)
+    if _penalised is not None:
+        penalised = _penalised
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs; and
     # verification's own part of it.
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)

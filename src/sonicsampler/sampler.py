@@ -157,9 +157,9 @@ class Sampler:
         mask; batches with and without penalties or bias, whatever is admitted). One verification per
         variant runs on zero logits with every request pointing at no slot: no request, count or draft is
         touched. Returns the variant count."""
-        kinds = {"one_hot": verification._ONE_HOT, "dense": verification._DENSE, "sparse": verification._SPARSE}
+        kinds = ("one_hot", "dense", "sparse")
         if not set(drafts) <= set(kinds):
-            raise ValueError(f"drafts must be among {tuple(kinds)}, got {drafts!r}")
+            raise ValueError(f"drafts must be among {kinds}, got {drafts!r}")
         n_top, raw, _penalised, _shared = self._batch_summary(None, grammar)
         reps = {}
         for gamma in gammas:

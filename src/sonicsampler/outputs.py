@@ -48,6 +48,24 @@ def check_out(out, n: int, n_top: int, draft_c: int, device: torch.device) -> No
         fields += [("draft_probs.token_ids", d.token_ids, torch.int64, (n, 1, draft_c)),
                    ("draft_probs.probs", d.probs, torch.float32, (n, 1, draft_c)),
                    ("draft_probs.complete", d.complete, torch.bool, (n, 1))]
+    _check_fields(fields, device)
+
+
+def check_verify_out(out, bsz: int, g: int, n_top: int, device: torch.device) -> None:
+    """check_out for `Sampler.verify(out=...)`: a VerifyOutput of (B, γ+1) tokens and log-probabilities,
+    (B,) counts, validity and exactness, (B, γ+1, n_top) top-n, as verify would allocate them."""
+    if not isinstance(out, VerifyOutput):
+        raise SamplingInputError("out", f"must be a VerifyOutput, got {type(out).__name__}")
+    _check_fields([("tokens", out.tokens, torch.int64, (bsz, g)), ("num_emitted", out.num_emitted, torch.int64, (bsz,)),
+                   ("num_accepted", out.num_accepted, torch.int64, (bsz,)), ("valid", out.valid, torch.bool, (bsz,)),
+                   ("logprob", out.logprob, torch.float32, (bsz, g)), ("exact", out.exact, torch.bool, (bsz,)),
+                   ("top_token_ids", out.top_token_ids, torch.int64, (bsz, g, n_top)),
+                   ("top_logprobs", out.top_logprobs, torch.float32, (bsz, g, n_top))], device)
+
+
+def _check_fields(fields, device: torch.device) -> None:
+    """(name, tensor, dtype, shape) each: refused, naming the first that does not fit, unless a contiguous
+    tensor of that dtype and shape on `device`, 16-byte aligned (check_out says why)."""
     for name, t, dtype, shape in fields:
         try:
             fits = (t.dtype is dtype and t.shape == shape and t.device == device and t.is_contiguous()

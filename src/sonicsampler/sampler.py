@@ -509,18 +509,21 @@ class Sampler:
                                               torch.empty(4, dtype=torch.float32, device=dev)[:0].view(n, 0))}
         return plan
     def verify(self, target_logits: torch.Tensor, draft_token_ids, slots, positions, *, num_draft_tokens=None,
-               draft_probs=None, grammar_bitmask: torch.Tensor | None = None) -> VerifyOutput:
+               draft_probs=None, grammar_bitmask: torch.Tensor | None = None,
+               out: VerifyOutput | None = None) -> VerifyOutput:
         """Speculative chain verification of B requests (SEMANTICS.md section 5), in two launches.
 
         target_logits (B*(γ+1), V), request-major; draft_token_ids (B, γ); slots and positions (B,):
         positions[b] is the position of the token generated at request b's first target row.
         num_draft_tokens (B,): ragged draft counts in 0..γ (None: all γ). draft_probs: None (one-hot
         drafts), a dense (B, γ, V) float32 tensor or SparseDraftProbs. Emitted tokens are counted into
-        the slots' output counts. See sonicsampler/verification.py.
+        the slots' output counts. out: write into these tensors and return `out` itself, as
+        `sample(out=...)` does (each shaped as this call's result, contiguous, 16-byte aligned). See
+        sonicsampler/verification.py.
         """
         return verification.verify(self, target_logits, draft_token_ids, slots, positions,
                                    num_draft_tokens=num_draft_tokens, draft_probs=draft_probs,
-                                   grammar_bitmask=grammar_bitmask)
+                                   grammar_bitmask=grammar_bitmask, out=out)
 
     def _raw_top(self, logits, slots_dev, valid, raw_lse, n_top, top_ids, top_lp, missing=float("nan")):
         """Raw top-n log-probabilities of rows whose processing reorders tokens: an exact top-n of the

@@ -15,7 +15,7 @@ from .errors import SamplingInputError
 from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
 from .launch import int_spec, tensor_spec
-from .outputs import SparseDraftProbs, VerifyOutput
+from .outputs import SparseDraftProbs, VerifyOutput, check_verify_out
 from .topk import _pow2_at_least
 
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
@@ -146,7 +146,7 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
 
 
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
-           grammar_bitmask=None, _penalised=None) -> VerifyOutput:
+           grammar_bitmask=None, out=None, _penalised=None) -> VerifyOutput:
     # _penalised (Sampler.warmup_verify): plan for a batch with (True) or without penalties, bias or a
     # mask whatever the admitted requests say, so that both variants compile before serving.
     t, v = sampler.table, sampler.vocab_size
@@ -203,10 +203,18 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     # verification's own part of it.
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
     vp = _launch_plan(sampler, plan, bsz, g, kind, dev)
-    tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
+    if out is None:
+        tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
+        result = None
+    else:   # the caller's buffers (Sampler.verify(out=...)); the kernels store int8 at valid / exact
+        check_verify_out(out, bsz, g, n_top, dev)
+        tokens, n_emit, n_acc, logprob = out.tokens, out.num_emitted, out.num_accepted, out.logprob
+        valid, exact = out.valid.view(torch.int8), out.exact.view(torch.int8)
+        top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else vp["no_top"]
+        result = out
     if bsz == 0:
-        return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool),
-                            top_ids, top_lp)
+        return result if result is not None else VerifyOutput(
+            tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact.view(torch.bool), top_ids, top_lp)
 
     # Stage 1 takes the requests' slots and positions (PENDING: row l of a request generates its
     # position + l): no per-row tensors, each of which was a torch launch before ours.
@@ -255,4 +263,5 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     if isinstance(draft_probs, SparseDraftProbs) and draft_probs.complete is not None and gamma > 0:
         # A draft step whose distribution reaches past its entries has unknown q outside them.
         exact_b &= draft_probs.complete.all(dim=1)
-    return VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob, exact_b, top_ids, top_lp)
+    return result if result is not None else VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob,
+                                                          exact_b, top_ids, top_lp)

@@ -1,9 +1,12 @@
-"""Sampler.sample(out=...): the call writes into the caller's tensors (an engine's persistent buffers)
-exactly what it would have returned in new ones, and refuses buffers that do not fit, naming the field."""
+"""Sampler.sample(out=...) and Sampler.verify(out=...): the call writes into the caller's tensors (an
+engine's persistent buffers) exactly what it would have returned in new ones, and refuses buffers that do
+not fit, naming the field."""
 import pytest
 import torch
 
-from sonicsampler import SampleOutput, SamplingInputError, SamplingParams, SparseDraftProbs
+import dataclasses
+
+from sonicsampler import SampleOutput, SamplingInputError, SamplingParams, SparseDraftProbs, VerifyOutput
 from sonicsampler.sampler import Sampler
 
 pytestmark = pytest.mark.interpreter
@@ -101,3 +104,60 @@ def test_out_of_an_empty_batch():
     x = torch.zeros(0, V, dtype=torch.bfloat16)
     empty = s.sample(x, [], [])
     assert s.sample(x, [], [], out=empty) is empty and empty.tokens.shape == (0,)
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(
+        torch.nan_to_num(a.float(), nan=123.0), torch.nan_to_num(b.float(), nan=123.0))
+
+
+@pytest.mark.parametrize("kind", ["one_hot", "sparse"])
+def test_verify_out_receives_what_a_fresh_call_returns(kind):
+    """Two samplers in the same state verify three steps (ragged draft counts, penalties counting the
+    accepted tokens, raw and processed top-n); one allocates, the other writes into poisoned buffers:
+    every field bitwise equal, `out` itself returned, the counts equal. Sparse drafts whose entries miss
+    part of the distribution (complete False) make `exact` False in place."""
+    a, b = new_sampler(), new_sampler()
+    gen = torch.Generator().manual_seed(8)
+    gamma, bsz = 2, N
+    out = None
+    for step in range(3):
+        x = (torch.randn(bsz * (gamma + 1), V, generator=gen) * 3).to(torch.bfloat16)
+        d = torch.randint(0, V, (bsz, gamma), generator=gen)
+        d[1] = x.float().view(bsz, gamma + 1, V)[1, :gamma].argmax(-1)     # the greedy request accepts
+        q = None
+        if kind == "sparse":
+            ids = torch.randint(0, V, (bsz, gamma, 4), generator=gen)
+            ids[..., 0] = d
+            q = SparseDraftProbs(ids, torch.full((bsz, gamma, 4), 0.25),
+                                 torch.tensor([[True, True], [True, False]] + [[True, True]] * (bsz - 2)))
+        kw = dict(num_draft_tokens=[2, 2, 1, 0, 2], draft_probs=q)
+        want = a.verify(x, d, list(range(bsz)), [5 * step] * bsz, **kw)
+        if out is None:
+            out = VerifyOutput(*(torch.full_like(t, True) if t.dtype == torch.bool else torch.full_like(t, -7)
+                                 for t in dataclasses.astuple(want)))
+        else:
+            for t in dataclasses.astuple(out):
+                t.fill_(True) if t.dtype == torch.bool else t.fill_(-7)
+        got = b.verify(x, d, list(range(bsz)), [5 * step] * bsz, out=out, **kw)
+        assert got is out
+        assert all(same_values(w, g) for w, g in zip(dataclasses.astuple(want), dataclasses.astuple(got)))
+        assert torch.equal(a.table.counts, b.table.counts)
+    if kind == "sparse":
+        assert not bool(out.exact[1])
+
+
+def test_verify_out_that_does_not_fit_is_refused_before_launch():
+    s = new_sampler()
+    x = torch.randn(N * 3, V).to(torch.bfloat16)
+    d = torch.zeros(N, 2, dtype=torch.int64)
+    good = s.verify(x, d, list(range(N)), [0] * N)
+    counts = s.table.counts.clone()
+    for bad, match in ((dataclasses.replace(good, tokens=good.tokens[:, :2]), r"tokens .*\(5, 3\)"),
+                       (dataclasses.replace(good, valid=good.valid.to(torch.int8)), "valid must be .* torch.bool"),
+                       (dataclasses.replace(good, top_token_ids=None), "top_token_ids must be"),
+                       (good.tokens, "must be a VerifyOutput")):
+        with pytest.raises(SamplingInputError, match=match) as e:
+            s.verify(x, d, list(range(N)), [0] * N, out=bad)
+        assert e.value.field == "out"
+        assert torch.equal(s.table.counts, counts)

@@ -500,7 +500,7 @@ def test_warmup_launches_touch_no_request(monkeypatch):
     plan on rows that point at no slot: the admitted request's output counts stay as they were, and a
     later step samples as if warmup had not run."""
     import sonicsampler.sampler as sampler_mod
-    monkeypatch.setattr(sampler_mod, "INTERPRETED", False)
+    monkeypatch.setattr(sampler_mod, "_WARMUP_LAUNCHES", True)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK)
     p = SamplingParams(temperature=0.8, top_k=10, seed=3, repetition_penalty=1.2)
@@ -511,7 +511,6 @@ def test_warmup_launches_touch_no_request(monkeypatch):
     s._launch = lambda plan, *a: launched.append(plan["key"]) or real_launch(plan, *a)
     assert s.warmup(3) == len(launched) >= 1
     assert torch.equal(s.table.counts, counts)
-    monkeypatch.setattr(sampler_mod, "INTERPRETED", True)
     logits = torch.randn(1, V, generator=torch.Generator().manual_seed(8)).to(torch.bfloat16)
     out = s.sample(logits, [0], [5])
     assert torch.equal(out.tokens, reference.sample(logits, [p], positions=[5]).tokens)

@@ -96,19 +96,14 @@ def _draft_probs(draft_probs, bsz, gamma, v, dev):
     return _DENSE, q, q.stride()[:2], None, (0, 0), 0
 
 
-def _new_outputs(bsz, g, n_top, dev, no_top=None):
+def _new_outputs(bsz, g, n_top, dev, no_top):
     """Uninitialised outputs (stage 2 writes every element): tokens, num_emitted, num_accepted, valid,
     exact, logprob, top_token_ids, top_logprobs. A function of its own so that tests can poison them.
-    The top-n views come from one more element than they need, so that with n_top = 0 the kernel
-    still gets a real pointer (it stores nothing there); no_top: such (B, γ+1, 0) views, made once
-    (each costs four tensor operations of host time)."""
+    no_top: the launch plan's (B, γ+1, 0) top-n views, which give the kernel a real pointer where
+    n_top = 0 (it stores nothing there)."""
     empty = torch.empty
-    if n_top == 0 and no_top is not None:
-        top_ids, top_lp = no_top
-    else:
-        size = bsz * g * n_top
-        top_ids = empty(size + 1, dtype=torch.int64, device=dev)[:size].view(bsz, g, n_top)
-        top_lp = empty(size + 1, dtype=torch.float32, device=dev)[:size].view(bsz, g, n_top)
+    top_ids, top_lp = (empty((bsz, g, n_top), dtype=torch.int64, device=dev),
+                       empty((bsz, g, n_top), dtype=torch.float32, device=dev)) if n_top else no_top
     return (empty((bsz, g), dtype=torch.int64, device=dev), empty(bsz, dtype=torch.int64, device=dev),
             empty(bsz, dtype=torch.int64, device=dev), empty(bsz, dtype=torch.int8, device=dev),
             empty(bsz, dtype=torch.int8, device=dev), empty((bsz, g), dtype=torch.float32, device=dev),
@@ -134,6 +129,7 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
           # each request returns its counter to zero
           "arrived": sc.get("verify_arrived", bsz, torch.int32, dev, zeroed=True),
           "no_drafts": sc.get("verify_no_drafts", bsz, torch.int64, dev),     # any pointer
+          # (B, γ+1, 0) top-n outputs, views of a real allocation: a zero-size one may have a null address
           "no_top": (torch.empty(1, dtype=torch.int64, device=dev)[:0].view(bsz, g, 0),
                      torch.empty(1, dtype=torch.float32, device=dev)[:0].view(bsz, g, 0)),
           "opts1": _stage1_options(plan),

@@ -115,8 +115,10 @@ def check_sample(n=16):
         return
     # a graph captured through the direct launch, replayed against the twin's eager calls (Triton's)
     x, pos = xs[0].clone(), torch.zeros(n, dtype=torch.int64, device=DEV)
+    launch.DIRECT = False
+    a.sample(x, slots, pos)
     launch.DIRECT = True
-    b.sample(x, slots, pos)
+    b.sample(x, slots, pos)     # (each twin samples this step once: their counts stay equal)
     torch.cuda.synchronize()
     before = _direct_calls[0]
     graph = torch.cuda.CUDAGraph()
@@ -182,10 +184,10 @@ def check_topk():
 if __name__ == "__main__":
     if DEV == "cuda":
         log.emit_env()
-    parts = sys.argv[1:] or ["sample", "verify", "topk"]
+    parts = sys.argv[1:] or ["sample", "topk", "verify"]
     if "sample" in parts:
         check_sample()
-    if "verify" in parts:
-        check_verify()
     if "topk" in parts:
         check_topk()
+    if "verify" in parts:
+        check_verify()

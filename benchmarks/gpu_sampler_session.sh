@@ -649,7 +649,8 @@ if rows:
     mix_ab "" 200 --rows 1,32,128 --mix heavy,top_p --budget-ms 30 ;;
   vwarm115) # run 115: Sampler.warmup_verify (one-hot drafts, γ = 3, 1..2 requests), then real verifications: no compile
     timeout 200 python3 benchmarks/check_sampler_gpu.py verify_warmup 2>&1 | grep -v "'what': 'env'" ;;
-  direct116) # run 116: launches through direct_launch.DirectLaunch (the parameter block kept in C memory)
+  direct116) # run 116 (its code is gone: commit f2bfc49 has direct_launch.py, host_ab.py and
+             # check_direct_launch_gpu.py): launches through direct_launch.DirectLaunch (the parameter block kept in C memory)
              # against Triton's C launcher: eager host time alternating in one process (sampler standard mix
              # fresh and out=, verification), twin samplers' outputs bitwise equal at production size
              # (sampler, drafts, out=, graph, verification's three draft kinds, top-k), the standard mix's
@@ -657,8 +658,9 @@ if rows:
     timeout 150 python3 benchmarks/host_ab.py --rows 1,32,128 --verify 1,32 --rounds 2
     timeout 300 python3 benchmarks/check_direct_launch_gpu.py 2>&1 | grep -v "'what': 'env'"
     timeout 100 python3 benchmarks/sampler_mix.py --rows 1,32,128 --mix top_p --budget-ms 20 --out "$OUT/sample_mix.csv" ;;
-  launch117) # run 117: what a launch costs the host, taken apart (benchmarks/launch_cost.py: tiny kernels of 2
-             # and 80 parameters, the sampler's stage 1; Triton's runner, its C launch, the direct launch, with
+  launch117) # run 117 (run with commit f2bfc49's code): what a launch costs the host, taken apart
+             # (benchmarks/launch_cost.py: tiny kernels of 2 and 80 parameters, the sampler's stage 1; Triton's
+             # runner, its C launch, the direct launch (since removed), with
              # and without the PDL attribute, default and created stream), then run 116's check again (its graph
              # check was wrong: one twin sampled a step more; verification was cut off by the step's limit)
     timeout 200 python3 benchmarks/launch_cost.py

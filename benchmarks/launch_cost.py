@@ -1,9 +1,9 @@
-"""What one kernel launch costs the host on this GPU machine, taken apart (run 117): tiny kernels with 2
-and with 80 parameters, through Triton's runner, its bare C launch and direct_launch.DirectLaunch, with
-and without the PDL launch attribute, on the legacy default stream and on a created stream; then the
-sampler's own stage-1 variant (its kept DirectLaunch), the same ways; then a whole eager sampler call
-on a created stream. Best of five rounds of 2000 launches each, host time only (no synchronisation
-inside a round).
+"""What one kernel launch costs the host on this GPU machine, taken apart: tiny kernels with 2 and with
+80 parameters, through Triton's runner and its bare C launch (launch.bare_launch), with and without
+Triton's launch_pdl option, on the legacy default stream and on a created stream; then the sampler's own
+stage-1 variant through its bare C launch; then a whole eager sampler call on each stream. Best of five
+rounds of 2000 launches each, host time only (no synchronisation inside a round). Run 117 ran it with
+a third path, direct_launch.DirectLaunch (commit f2bfc49), since removed: it was slower.
 
     python3 benchmarks/launch_cost.py
 """
@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from sonicsampler import launch
-from sonicsampler.direct_launch import DirectLaunch
 
 N_WIDE = 80
 
@@ -59,11 +58,9 @@ def _best(fn, reps=2000, rounds=5):
     return best
 
 
-def _ways(label, compiled, args, dyn_pos, run_triton=None):
+def _ways(label, compiled, args, run_triton=None):
     """Print the host µs per launch of `compiled` through each path, on both streams."""
     b = launch.bare_launch(compiled)
-    d = DirectLaunch.build(compiled, list(args), dyn_pos)
-    dyn = [args[i] for i in dyn_pos]
     for stream_name, stream in (("default stream", torch.cuda.default_stream()), ("created stream", torch.cuda.Stream())):
         with torch.cuda.stream(stream):
             raw = launch.current_stream()
@@ -74,12 +71,6 @@ def _ways(label, compiled, args, dyn_pos, run_triton=None):
                 fn, function, coop, pdl, packed = b
                 res["bare C launch"] = _best(lambda: fn(1, 1, 1, raw, function, coop, pdl, None, None, packed, None, None,
                                                         None, *args))
-            if d is not None:
-                n_attr = d.config.numAttrs
-                res[f"direct ({n_attr} attribute)"] = _best(lambda: d((1, 1, 1), dyn, raw))
-                d.config.numAttrs = 0
-                res["direct, no attribute"] = _best(lambda: d((1, 1, 1), dyn, raw))
-                d.config.numAttrs = n_attr
         print(f"{label} on the {stream_name}: " + ", ".join(f"{k} {v:.2f} us" for k, v in res.items()), flush=True)
 
 
@@ -88,11 +79,11 @@ def main():
     out = torch.zeros(16, dtype=torch.int32, device="cuda")
     for pdl in (False, True):
         c = k2[(1,)](out, 5, launch_pdl=pdl)
-        _ways(f"k2 (2 parameters, launch_pdl={pdl})", c, [out.data_ptr(), 5], (0,),
+        _ways(f"k2 (2 parameters, launch_pdl={pdl})", c, [out.data_ptr(), 5],
               run_triton=lambda: k2[(1,)](out, 5, launch_pdl=pdl))
     bufs = [torch.zeros(16, dtype=torch.int32, device="cuda") for _ in range(N_WIDE)]
     c = kwide[(1,)](*bufs)
-    _ways(f"kwide ({N_WIDE} pointer parameters)", c, [t.data_ptr() for t in bufs], tuple(range(12)),
+    _ways(f"kwide ({N_WIDE} pointer parameters)", c, [t.data_ptr() for t in bufs],
           run_triton=lambda: kwide[(1,)](*bufs))
 
     from benchmarks.sampler_mix import make_sampler
@@ -103,13 +94,11 @@ def main():
         buf = s.sample(x, slots, positions)
         s.sample(x, slots, positions)
         for name, ln in (("stage 1", s._stage1), ("stage 2", s._stage2)):
-            (compiled, tail, fixed, bare, direct), = ln._compiled.values()
+            (compiled, tail, fixed, bare), = ln._compiled.values()
             if name == "stage 1":   # stage 1 alone is safe to launch again and again (it writes scratch)
-                _ways(f"sampler rows={n} {name} ({len(fixed) + len(tail)} arguments)", compiled, fixed + list(tail),
-                      direct.dynamic)
+                _ways(f"sampler rows={n} {name} ({len(fixed) + len(tail)} arguments)", compiled, fixed + list(tail))
             else:
-                print(f"sampler rows={n} stage 2: {len(fixed) + len(tail)} arguments, "
-                      f"{len(direct.params)} parameters, {direct.config.numAttrs} attribute(s)", flush=True)
+                print(f"sampler rows={n} stage 2: {len(fixed) + len(tail)} arguments", flush=True)
         for stream_name, stream in (("default stream", torch.cuda.default_stream()), ("created stream", torch.cuda.Stream())):
             with torch.cuda.stream(stream):
                 s.sample(x, slots, positions)

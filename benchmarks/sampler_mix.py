@@ -162,18 +162,12 @@ def host_breakdown(n: int, v: int, reps: int = 300) -> None:
         return best
 
     whole, whole_out = per_call(), per_call(out=buf)
-    # the staticmethods themselves, to put back as they were
-    real, direct = launch.Launcher.__dict__["_go"], launch.Launcher.__dict__.get("_direct")
+    real = launch.Launcher.__dict__["_go"]   # the staticmethod itself, to put back as it was
     launch.Launcher._go = staticmethod(lambda *a: None)
-    launch.Launcher._direct = staticmethod(lambda *a: True)
     try:
         bare, bare_out = per_call(), per_call(out=buf)
     finally:
         launch.Launcher._go = real
-        if direct is None:
-            del launch.Launcher._direct
-        else:
-            launch.Launcher._direct = direct
     print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us ({whole_out:.1f} with out=), without the two "
           f"C launches {bare:.1f} us ({bare_out:.1f} with out=): the launches {whole - bare:.1f} us, the outputs' "
           f"allocation {bare - bare_out:.1f} us net of out='s check", flush=True)

@@ -17,7 +17,6 @@ import os
 import torch
 from triton import knobs
 
-from .direct_launch import DirectLaunch
 from .kernels import INTERPRETED
 
 
@@ -37,9 +36,6 @@ def _address(a):
 
 # SONICSAMPLER_BARE_LAUNCH=0 sends every launch through Triton's runner (for A/B timings of host time).
 BARE = os.environ.get("SONICSAMPLER_BARE_LAUNCH", "1") != "0"
-# Whether launches given their dynamic positions go through direct_launch.DirectLaunch (parameters kept in
-# C memory) rather than Triton's C launcher; read on every launch, so an A/B can switch it in one process.
-DIRECT = os.environ.get("SONICSAMPLER_DIRECT_LAUNCH", "1") != "0"
 
 
 def bare_launch(compiled):
@@ -63,11 +59,6 @@ def bare_launch(compiled):
         return None
 
 
-def current_stream() -> int:
-    """The current device's current stream, as Triton's runner takes it."""
-    return torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
-
-
 def _hooks_set() -> bool:
     """Whether a launch hook (e.g. a profiler's) is installed: then every launch goes through Triton's
     runner, which calls it."""
@@ -89,9 +80,7 @@ class Launcher:
         skips both. None: every argument as given."""
         hit = self._compiled.get(key)
         if hit is not None:
-            compiled, tail, fixed, bare, direct = hit
-            if direct is not None and dynamic is direct.dynamic and self._direct(grid, direct, [args[i] for i in dynamic]):
-                return
+            compiled, tail, fixed, bare = hit
             if dynamic is not None:
                 a = list(fixed)
                 for i in dynamic:
@@ -110,10 +99,8 @@ class Launcher:
         if hit is None:
             # The tail is built under the interpreter too (which always launches through Triton), so
             # that the CPU tests exercise it.
-            tail, fixed = self.tail(len(args), consts), [_address(x) for x in args]
-            bare = None if INTERPRETED else bare_launch(compiled)
-            direct = None if bare is None or dynamic is None else DirectLaunch.build(compiled, fixed + list(tail), dynamic)
-            self._compiled[key] = (compiled, tail, fixed, bare, direct)
+            self._compiled[key] = (compiled, self.tail(len(args), consts), [_address(x) for x in args],
+                                   None if INTERPRETED else bare_launch(compiled))
 
     def launch(self, grid: tuple, key, dyn: tuple, build, consts: dict, dynamic: tuple) -> None:
         """As __call__ with `dynamic`, given only what changes between calls of one key: `dyn`, the
@@ -128,21 +115,11 @@ class Launcher:
                 raise AssertionError(f"{self.fn.fn.__name__}: dyn differs from the arguments at {dynamic}")
             self(grid, key, args, consts, dynamic)
             return
-        compiled, tail, fixed, bare, direct = hit
-        if direct is not None and dynamic is direct.dynamic and self._direct(grid, direct, dyn):
-            return
+        compiled, tail, fixed, bare = hit
         a = list(fixed)
         for i, x in zip(dynamic, dyn):
             a[i] = x.data_ptr() if isinstance(x, torch.Tensor) else x
         self._go(grid, compiled, tail, a, bare)
-
-    @staticmethod
-    def _direct(grid: tuple, direct: DirectLaunch, dyn) -> bool:
-        """The launch through `direct` (not under the interpreter), unless switched off or a launch hook
-        (a profiler's) is installed; False when it did not launch (the caller goes through Triton)."""
-        if not DIRECT or _hooks_set():
-            return False
-        return direct(grid + (1,) * (3 - len(grid)), dyn, current_stream())
 
     @staticmethod
     def _go(grid: tuple, compiled, tail: tuple, a, bare) -> None:
@@ -151,7 +128,8 @@ class Launcher:
         g = grid + (1,) * (3 - len(grid))       # the compiled kernel takes 3 grid dimensions
         if bare is not None and not _hooks_set():
             launch, function, coop, pdl, packed = bare
-            stream = current_stream()
+            # The current device's current stream, as Triton's runner takes it.
+            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             launch(g[0], g[1], g[2], stream, function, coop, pdl, None, None, packed, None, None, None, *a, *tail)
         else:
             compiled[g](*a, *tail)

@@ -8,7 +8,8 @@ counters that must be back at zero for the next replay). Part `verify_long`: tar
 the bound, through the exact passes over the row; part `long`: every kind of such set (top-k above
 the bound, top-p, both, min-p) in the sampler and in verification, bf16 and fp32. Part `untruncated`:
 untruncated rows of every kind (most of them without candidates), tokens and log-probabilities. Part
-`out_buffers`: sample(out=...) into an engine's buffers equals a fresh call, eager and in a CUDA graph.
+`out_buffers`: sample(out=...) into an engine's buffers equals a fresh call, eager and in a CUDA graph;
+`verify_out_buffers`: the same for verify(out=...).
 Part `verify_warmup`: after Sampler.warmup_verify, verification compiles nothing.
 """
 import os
@@ -248,6 +249,82 @@ def check_out_buffers(v=151936, n=32, steps=3, device="cuda"):
         torch.cuda.synchronize()
     emit(what="out_buffers", V=v, rows=n, steps=steps, eager_equal=bool(eager_ok), graph_equal=graph_ok and bool(graph_ok),
          counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
+
+
+def check_verify_out_buffers(v=151936, bsz=8, gamma=3, steps=3, device="cuda"):
+    """Sampler.verify(out=...) at production size: twin samplers in the same state (top-k / top-p,
+    greedy with processed top-5, penalised raw top-5, untruncated requests), one allocating, one writing
+    into poisoned buffers, over steps with one-hot, dense and sparse drafts and ragged draft counts
+    (penalties count the accepted tokens); then a graph captured with out= (one-hot drafts, device
+    slots, positions and counts) replayed with new logits and drafts against the twin's eager calls."""
+    import dataclasses
+    from sonicsampler import SparseDraftProbs, VerifyOutput
+
+    def new():
+        s = Sampler(v, bsz, device, **({} if device == "cuda" else {"bound": 32, "block": 256}))
+        for i in range(bsz):
+            s.add_request(i, [SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i),
+                              SamplingParams(temperature=0.0, logprobs=5, logprobs_mode="processed"),
+                              SamplingParams(temperature=1.1, repetition_penalty=1.2, logprobs=5, seed=i),
+                              SamplingParams(seed=i)][i % 4], prompt_token_ids=list(range(50)))
+        return s
+
+    def same(a, b):
+        return all(torch.equal(torch.nan_to_num(x.float(), nan=123.0), torch.nan_to_num(y.float(), nan=123.0))
+                   for x, y in zip(dataclasses.astuple(a), dataclasses.astuple(b)))
+
+    def poison(o):
+        for t in dataclasses.astuple(o):
+            t.fill_(True) if t.dtype == torch.bool else t.fill_(-7)
+
+    gen = torch.Generator(device=device).manual_seed(11)
+    a, b = new(), new()
+    k = a.bound     # sparse draft entries
+    slots = torch.arange(bsz, device=device)
+    counts = torch.tensor([gamma, 1, 0, 2, gamma, gamma, 1, gamma][:bsz], device=device)
+    rows = bsz * (gamma + 1)
+    out, eager_ok = None, True
+    for kind in ("one_hot", "dense", "sparse"):
+        for step in range(steps):
+            x = (3 * torch.randn(rows, v, device=device, generator=gen)).to(torch.bfloat16)
+            d = torch.randint(0, v, (bsz, gamma), device=device, generator=gen)
+            d[1] = x.float().view(bsz, gamma + 1, v)[1, :gamma].argmax(-1)     # the greedy request accepts
+            q = None
+            if kind == "dense":
+                q = torch.softmax(torch.randn(bsz, gamma, v, device=device, generator=gen), -1)
+            elif kind == "sparse":
+                ids = (d[..., None] + 1187 * torch.arange(k, device=device)) % v   # distinct, the draft first
+                q = SparseDraftProbs(ids, torch.softmax(torch.randn(bsz, gamma, k, device=device, generator=gen), -1))
+            pos = torch.full((bsz,), 10 * step, device=device)
+            kw = dict(draft_probs=q, num_draft_tokens=counts if step % 2 else None)
+            want = a.verify(x, d, slots, pos, **kw)
+            if out is None:
+                out = VerifyOutput(*(t.clone() for t in dataclasses.astuple(want)))
+            poison(out)
+            eager_ok &= b.verify(x, d, slots, pos, out=out, **kw) is out and same(want, out)
+    graph_ok = None
+    if device != "cuda":
+        emit(what="verify_out_buffers", V=v, requests=bsz, gamma=gamma, steps=steps, eager_equal=bool(eager_ok),
+             graph_equal=None, counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
+        return
+    torch.cuda.synchronize()
+    x = (3 * torch.randn(rows, v, device=device, generator=gen)).to(torch.bfloat16)
+    d = torch.randint(0, v, (bsz, gamma), device=device, generator=gen)
+    pos = torch.zeros(bsz, dtype=torch.int64, device=device)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):     # records the launches: nothing runs, nothing is counted
+        b.verify(x, d, slots, pos, num_draft_tokens=counts, out=out)
+    graph_ok = True
+    for step in range(steps):
+        x.copy_((3 * torch.randn(rows, v, device=device, generator=gen)).to(torch.bfloat16))
+        d.copy_(torch.randint(0, v, (bsz, gamma), device=device, generator=gen))
+        pos.fill_(100 + step)
+        poison(out)
+        g.replay()
+        graph_ok &= same(a.verify(x, d, slots, pos, num_draft_tokens=counts), out)
+    torch.cuda.synchronize()
+    emit(what="verify_out_buffers", V=v, requests=bsz, gamma=gamma, steps=steps, eager_equal=bool(eager_ok),
+         graph_equal=bool(graph_ok), counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
 
 
 def check_verify_warmup(v=151936, max_requests=2, gammas=(3,), drafts=("one_hot",)):
@@ -549,6 +626,8 @@ if __name__ == "__main__":
         check_verify_warmup()
     if "out_buffers" in parts:    # sample(out=...): an engine's buffers, eager and in a graph
         check_out_buffers()
+    if "verify_out_buffers" in parts:   # verify(out=...), eager and in a graph
+        check_verify_out_buffers()
     if "penalty_steps" in parts:  # penalised batches over several steps (counts read where the output mask says)
         for n in (32, 128):
             check_penalty_steps(151936, n)

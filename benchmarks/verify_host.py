@@ -1,9 +1,11 @@
 """Host time of one eager `Sampler.verify` call (GPU machine): B requests, γ = 3, V = 151936, target rows
 with temperature 0.7, top-k 128, top-p 0.9, one-hot drafts. Slots, positions and draft ids as device
-tensors, then as host lists; the fastest of five rounds of 100 calls without synchronisation.
+tensors, then as host lists, then device tensors writing into persistent outputs (verify(out=...), where
+the code has it); the fastest of five rounds of 100 calls without synchronisation.
 
     python3 benchmarks/verify_host.py [B ...]
 """
+import inspect
 import sys
 
 import torch
@@ -25,8 +27,12 @@ def main(sizes) -> None:
         dev_us = harness.host_time(lambda: s.verify(logits, drafts, slots, pos))
         sl, pl, dl = slots.tolist(), pos.tolist(), drafts.cpu()
         list_us = harness.host_time(lambda: s.verify(logits, dl, sl, pl))
-        print(f"verify host B={bsz} gamma={gamma}: device tensors {dev_us:.1f} us, host lists {list_us:.1f} us "
-              f"per eager call", flush=True)
+        out_us = float("nan")
+        if "out" in inspect.signature(s.verify).parameters:
+            buf = s.verify(logits, drafts, slots, pos)
+            out_us = harness.host_time(lambda: s.verify(logits, drafts, slots, pos, out=buf))
+        print(f"verify host B={bsz} gamma={gamma}: device tensors {dev_us:.1f} us, host lists {list_us:.1f} us, "
+              f"out= {out_us:.1f} us per eager call", flush=True)
 
 
 if __name__ == "__main__":

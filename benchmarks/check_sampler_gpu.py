@@ -193,19 +193,23 @@ def check_graph(v=151936, n=32):
          after=compiled_variants(sample_stage1, sample_stage2))
 
 
+def _out_twin(v, n, device):
+    """A sampler of n requests for the out= checks: top-k / top-p, greedy with processed top-5, penalised
+    raw top-5 and untruncated requests in turn (small tiles and bound off the GPU)."""
+    s = Sampler(v, n, device, **({} if device == "cuda" else {"bound": 32, "block": 256}))
+    for i in range(n):
+        s.add_request(i, [SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i),
+                          SamplingParams(temperature=0.0, logprobs=5, logprobs_mode="processed"),
+                          SamplingParams(temperature=1.1, repetition_penalty=1.2, logprobs=5, seed=i),
+                          SamplingParams(seed=i)][i % 4], prompt_token_ids=list(range(50)))
+    return s
+
+
 def check_out_buffers(v=151936, n=32, steps=3, device="cuda"):
     """Sampler.sample(out=...) at production size: two samplers in the same state (a mix with top-k /
     top-p, raw and processed top-n, a penalised raw top-n row, greedy and untruncated rows), one
     allocating, one writing into poisoned buffers, over several steps; then a CUDA graph captured with
     out= replayed with new logits and positions against the allocating twin's eager calls."""
-    def new():
-        s = Sampler(v, n, device, **({} if device == "cuda" else {"bound": 32, "block": 256}))
-        for i in range(n):
-            s.add_request(i, [SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i),
-                              SamplingParams(temperature=0.0, logprobs=5, logprobs_mode="processed"),
-                              SamplingParams(temperature=1.1, repetition_penalty=1.2, logprobs=5, seed=i),
-                              SamplingParams(seed=i)][i % 4], prompt_token_ids=list(range(50)))
-        return s
 
     def same(a, b):
         fa = [a.tokens, a.valid, a.logprob, a.top_token_ids, a.top_logprobs, a.exact, a.dropped_mass]
@@ -220,7 +224,7 @@ def check_out_buffers(v=151936, n=32, steps=3, device="cuda"):
         o.exact.fill_(False)
 
     gen = torch.Generator(device=device).manual_seed(5)
-    a, b = new(), new()
+    a, b = _out_twin(v, n, device), _out_twin(v, n, device)
     slots = torch.arange(n, device=device)
     pos = torch.zeros(n, dtype=torch.int64, device=device)
     x = torch.randn(n, v, device=device, generator=gen).to(torch.bfloat16)
@@ -260,15 +264,6 @@ def check_verify_out_buffers(v=151936, bsz=8, gamma=3, steps=3, device="cuda"):
     import dataclasses
     from sonicsampler import SparseDraftProbs, VerifyOutput
 
-    def new():
-        s = Sampler(v, bsz, device, **({} if device == "cuda" else {"bound": 32, "block": 256}))
-        for i in range(bsz):
-            s.add_request(i, [SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i),
-                              SamplingParams(temperature=0.0, logprobs=5, logprobs_mode="processed"),
-                              SamplingParams(temperature=1.1, repetition_penalty=1.2, logprobs=5, seed=i),
-                              SamplingParams(seed=i)][i % 4], prompt_token_ids=list(range(50)))
-        return s
-
     def same(a, b):
         return all(torch.equal(torch.nan_to_num(x.float(), nan=123.0), torch.nan_to_num(y.float(), nan=123.0))
                    for x, y in zip(dataclasses.astuple(a), dataclasses.astuple(b)))
@@ -278,7 +273,7 @@ def check_verify_out_buffers(v=151936, bsz=8, gamma=3, steps=3, device="cuda"):
             t.fill_(True) if t.dtype == torch.bool else t.fill_(-7)
 
     gen = torch.Generator(device=device).manual_seed(11)
-    a, b = new(), new()
+    a, b = _out_twin(v, bsz, device), _out_twin(v, bsz, device)
     k = a.bound     # sparse draft entries
     slots = torch.arange(bsz, device=device)
     counts = torch.tensor([gamma, 1, 0, 2, gamma, gamma, 1, gamma][:bsz], device=device)

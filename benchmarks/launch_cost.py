@@ -10,13 +10,13 @@ a third path, direct_launch.DirectLaunch (commit f2bfc49), since removed: it was
 import importlib.util
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
+from benchmarks import harness
 from sonicsampler import launch
 
 N_WIDE = 80
@@ -46,16 +46,8 @@ def kwide({params}):
     return mod.k2, mod.kwide
 
 
-def _best(fn, reps=2000, rounds=5):
-    best = float("inf")
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-        torch.cuda.synchronize()
-    return best
+def _best(fn, reps=2000):
+    return harness.host_time(fn, rounds=5, reps=reps)
 
 
 def _ways(label, compiled, args, run_triton=None):

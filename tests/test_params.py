@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from sonicsampler.errors import InvalidParameterError
-from sonicsampler.params import LOGPROBS_MODES, MAX_LOGPROBS, SamplingParams
+from sonicsampler.params import LOGPROBS_MODES, MAX_ABS_BIAS, MAX_LOGPROBS, MAX_SCALE, MIN_SCALE, SamplingParams
 
 INF, NAN = math.inf, math.nan
 MAX_FLOAT = sys.float_info.max
@@ -74,12 +74,14 @@ def culprit_is_value(s: st.SearchStrategy) -> st.SearchStrategy:
 
 # -- logit_bias ------------------------------------------------------------------------------------
 VALID_TOKENS = st.one_of(st.integers(0, 2**40), st.just(0), st.integers(0, 2**40).map(np.int64))
-VALID_BIASES = st.one_of(reals(-1e300, 1e300), st.just(-INF), st.floats(allow_nan=False).filter(lambda b: b != INF))
+VALID_BIASES = st.one_of(reals(-MAX_ABS_BIAS, MAX_ABS_BIAS), st.just(-INF))
 VALID_BIAS_MAPS = st.dictionaries(VALID_TOKENS, VALID_BIASES, max_size=6)
 BAD_TOKENS = st.one_of(st.just(-1), st.integers(max_value=-1), st.booleans(), st.floats(), st.text(max_size=4),
                        st.just(np.int64(-1)), st.just(None))
-BAD_BIASES = st.one_of(st.sampled_from([NAN, INF, HUGE_INT, -HUGE_INT, np.float64(NAN), np.float64(INF)]),
-                       NOT_NUMBERS)
+BAD_BIASES = st.one_of(st.sampled_from([NAN, INF, HUGE_INT, -HUGE_INT, np.float64(NAN), np.float64(INF),
+                                       above(MAX_ABS_BIAS), below(-MAX_ABS_BIAS), 1e39, -1e300]),
+                       st.floats(min_value=above(MAX_ABS_BIAS)), st.floats(max_value=below(-MAX_ABS_BIAS)).filter(
+                           lambda b: b != -INF), NOT_NUMBERS)
 
 
 @st.composite
@@ -99,13 +101,22 @@ def bad_bias_maps(draw):
     return d, tok if kind == "token" else bias
 
 
+# Positive scales outside [MIN_SCALE, MAX_SCALE] (temperature, repetition penalty): float32 would hold
+# them or their reciprocal as 0 or inf
+BEYOND_SCALES = st.one_of(st.sampled_from([below(MIN_SCALE), above(MAX_SCALE), 1e-50, 1e-39, 1e39, 1e300,
+                                           Fraction(1, 10**40), 2 * 10**30]),
+                          st.floats(min_value=above(0.0), max_value=below(MIN_SCALE)),
+                          st.floats(min_value=above(MAX_SCALE), allow_infinity=False),
+                          st.integers(min_value=2 * 10**30, max_value=10**300))
+
+
 # -- the domain of every field ---------------------------------------------------------------------
 VALID = {
-    "temperature": st.one_of(reals(0), st.just(-0.0)),
+    "temperature": st.one_of(reals(MIN_SCALE, MAX_SCALE), st.sampled_from([0, 0.0, -0.0])),
     "top_k": st.one_of(ints(0, 2**31), st.integers(min_value=0)),
     "top_p": reals(0, 1, exclude_lo=True),
     "min_p": reals(0, 1),
-    "repetition_penalty": reals(0, exclude_lo=True),
+    "repetition_penalty": reals(MIN_SCALE, MAX_SCALE),
     "frequency_penalty": reals(-2, 2),
     "presence_penalty": reals(-2, 2),
     "logit_bias": st.one_of(st.none(), VALID_BIAS_MAPS),
@@ -116,11 +127,12 @@ VALID = {
 }
 
 INVALID = {
-    "temperature": culprit_is_value(st.one_of(outside(0, None), NOT_NUMBERS)),
+    "temperature": culprit_is_value(st.one_of(outside(0, None), NOT_NUMBERS, BEYOND_SCALES)),
     "top_k": culprit_is_value(st.one_of(st.just(-1), st.integers(max_value=-1), st.just(np.int64(-1)), NON_INTS)),
     "top_p": culprit_is_value(st.one_of(outside(0, 1, lo_ok=False), st.just(-0.0), NOT_NUMBERS)),
     "min_p": culprit_is_value(st.one_of(outside(0, 1), NOT_NUMBERS)),
-    "repetition_penalty": culprit_is_value(st.one_of(outside(0, None, lo_ok=False), st.just(-0.0), NOT_NUMBERS)),
+    "repetition_penalty": culprit_is_value(st.one_of(outside(0, None, lo_ok=False), st.just(-0.0), NOT_NUMBERS,
+                                                     BEYOND_SCALES)),
     "frequency_penalty": culprit_is_value(st.one_of(outside(-2, 2), NOT_NUMBERS)),
     "presence_penalty": culprit_is_value(st.one_of(outside(-2, 2), NOT_NUMBERS)),
     "logit_bias": bad_bias_maps(),
@@ -156,7 +168,10 @@ def with_field(name: str, value) -> SamplingParams:
 def test_valid_value_accepted(name, data, req):
     value = data.draw(VALID[name], label=name)
     p = SamplingParams(**{name: value})
-    assert getattr(p, name) is value
+    if name in ("top_k", "seed", "logprobs") and value is not None:   # integers of any type, kept as int
+        assert type(getattr(p, name)) is int and getattr(p, name) == value
+    else:
+        assert getattr(p, name) is value
     assert p.validate(request=req) is p
     assert p.validate(vocab_size=2**41, request=req) is p   # above every generated token id
 
@@ -218,7 +233,7 @@ def test_seed_u64_is_seed_mod_2_64(seed):
 def test_resolved_keeps_a_given_seed(seed, other):
     p = SamplingParams(seed=seed, temperature=other)
     r = p.resolved()
-    assert r.seed is seed and r == p
+    assert r.seed == seed and type(r.seed) is int and r == p
 
 
 @settings(max_examples=20)

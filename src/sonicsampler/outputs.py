@@ -83,6 +83,9 @@ def _check_fields(fields, device: torch.device) -> None:
 @dataclass
 class SparseDraftProbs:
     """A draft distribution given on a candidate set: token_ids (B, γ, K) padded with -1, probs (B, γ, K).
+    Each step's ids must be distinct and in [0, V) (or -1). They are device data, used unchecked (a check
+    would need a host sync): verification sums the probabilities of a repeated id and ignores an id
+    outside the vocabulary, so such a draft is not the distribution it meant.
 
     complete (B, γ) bool, optional: whether each step's entries hold its whole distribution. The
     Sampler's own draft steps set it False where the distribution reaches past the candidates (rows

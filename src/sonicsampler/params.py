@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -13,6 +14,11 @@ MAX_LOGPROBS = 20
 LOGPROBS_MODES = ("raw", "processed")
 # OpenAI's (and vLLM's) domain for the additive penalties.
 MAX_ABS_ADDITIVE_PENALTY = 2.0
+# The kernels multiply by 1 / temperature and by the repetition penalty or its inverse in float32: both
+# kept well inside float32's normal range (a temperature of 1e-50 is 0 in float32, one of 1e300 inf).
+MIN_SCALE, MAX_SCALE = 1e-30, 1e30
+# A finite logit bias is held in float32 too (1e39 would be +inf there, which turns the row invalid).
+MAX_ABS_BIAS = 1e30
 
 
 def _is_real(v) -> bool:
@@ -31,19 +37,27 @@ def _is_finite(v) -> bool:
         return False
 
 
+def _f32(v: float) -> float:
+    """v rounded to float32, as the slot table, the kernels and the reference hold a request's scalars."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """One request's sampling options.
 
-    temperature        0 = greedy; otherwise logits are divided by it. Finite, >= 0.
+    temperature        0 = greedy; otherwise logits are divided by it, and it is in [1e-30, 1e30].
     top_k              keep the k most likely tokens; 0 (or >= vocabulary size) = off.
     top_p              nucleus mass in (0, 1]; 1 = off.
     min_p              keep tokens with p >= min_p * p_max, in [0, 1]; 0 = off.
-    repetition_penalty > 0; 1 = off (HF/vLLM: prompt and output tokens).
+    repetition_penalty in [1e-30, 1e30]; 1 = off (HF/vLLM: prompt and output tokens).
     frequency_penalty  in [-2, 2]; 0 = off (OpenAI: output tokens, times their count).
     presence_penalty   in [-2, 2]; 0 = off (OpenAI: output tokens, once).
-    logit_bias         {token_id: bias}; bias finite or -inf (ban); token ids checked against the
-                       vocabulary at admission.
+    logit_bias         {token_id: bias}; bias in [-1e30, 1e30] or -inf (ban); token ids checked against
+                       the vocabulary at admission.
     seed               an integer in [-2**63, 2**64) (taken modulo 2**64), or None = drawn at admission.
     logprobs           None = no log-probabilities; n in 0..20 = the sampled token's log-probability
                        plus the top n (as vLLM).
@@ -65,6 +79,12 @@ class SamplingParams:
 
     def __post_init__(self):
         self.validate()
+        # Valid integers of other types (numpy's) kept as Python ints: later code tests isinstance(..., int)
+        # (an error quotes the value as given: validation comes first).
+        for name in ("top_k", "seed", "logprobs"):
+            v = getattr(self, name)
+            if v is not None and type(v) is not int:
+                object.__setattr__(self, name, int(v))
 
     # -- validation ------------------------------------------------------------------------------
     def validate(self, vocab_size: int | None = None, request: int | str | None = None) -> "SamplingParams":
@@ -78,6 +98,8 @@ class SamplingParams:
         t = self.temperature
         if not _is_real(t) or not _is_finite(t) or t < 0:
             bad("temperature", "must be a finite number >= 0 (0 = greedy)")
+        if t > 0 and not MIN_SCALE <= t <= MAX_SCALE:
+            bad("temperature", f"must be 0 (greedy) or in [{MIN_SCALE:g}, {MAX_SCALE:g}]")
         if not _is_int(self.top_k) or self.top_k < 0:
             bad("top_k", "must be an integer >= 0 (0 = off)")
         p = self.top_p
@@ -87,8 +109,8 @@ class SamplingParams:
         if not _is_real(m) or not (0.0 <= m <= 1.0):
             bad("min_p", "must be a number in [0, 1] (0 = off)")
         r = self.repetition_penalty
-        if not _is_real(r) or not _is_finite(r) or r <= 0:
-            bad("repetition_penalty", "must be a finite number > 0 (1 = off)")
+        if not _is_real(r) or not _is_finite(r) or not MIN_SCALE <= r <= MAX_SCALE:
+            bad("repetition_penalty", f"must be a number in [{MIN_SCALE:g}, {MAX_SCALE:g}] (1 = off)")
         for name in ("frequency_penalty", "presence_penalty"):
             v = getattr(self, name)
             if not _is_real(v) or not (-MAX_ABS_ADDITIVE_PENALTY <= v <= MAX_ABS_ADDITIVE_PENALTY):
@@ -102,9 +124,10 @@ class SamplingParams:
                 if vocab_size is not None and tok >= vocab_size:
                     raise InvalidParameterError(
                         "logit_bias", f"token id {tok} is outside the vocabulary of size {vocab_size}", request)
-                if not _is_real(b) or not (_is_finite(b) or b == -math.inf):
+                if not _is_real(b) or not (_is_finite(b) and -MAX_ABS_BIAS <= b <= MAX_ABS_BIAS or b == -math.inf):
                     raise InvalidParameterError(
-                        "logit_bias", f"bias of token {tok} must be finite or -inf, got {b!r}", request)
+                        "logit_bias", f"bias of token {tok} must be in [-{MAX_ABS_BIAS:g}, {MAX_ABS_BIAS:g}] or -inf "
+                        f"(a ban), got {b!r}", request)
         s = self.seed
         if s is not None and (not _is_int(s) or not (-(1 << 63) <= s < (1 << 64))):
             bad("seed", "must be None or an integer in [-2**63, 2**64)")

@@ -203,8 +203,13 @@ class Sampler:
         device tensor (used as it is, unchecked: the CUDA-graph path), and the host values (or None)."""
         dev = self.table.device
         if not self.on_host(values):
-            if values.shape != (n,) or values.device != dev:
-                raise SamplingInputError(name, f"must be a ({n},) tensor on {dev}, got {tuple(values.shape)} on {values.device}")
+            # The kernels read n int64 values at its address: another dtype, a stride or a broadcast
+            # (expanded) tensor would be read as other values, so they are refused (no sync needed).
+            if (values.shape != (n,) or values.device != dev or values.dtype != torch.int64
+                    or (n > 1 and values.stride(0) != 1)):
+                raise SamplingInputError(name, f"must be a contiguous int64 ({n},) tensor on {dev}, got "
+                                         f"{values.dtype} {tuple(values.shape)} with stride {tuple(values.stride())} "
+                                         f"on {values.device}")
             return values, None
         host = self._host_rows(name, values, n, check, per)
         return torch.tensor(host, dtype=torch.int64, device=dev), host
@@ -214,7 +219,13 @@ class Sampler:
         """Host per-row values (a list or a CPU tensor) as a list, each value checked: by
         all_good(list), a whole-list test in C-level loops, when given and it passes; else row by row
         with check(i, value), which raises naming the first bad row."""
-        host = values.tolist() if torch.is_tensor(values) else list(values)
+        # tolist(): a tensor's or numpy array's values as Python ints (a 0-d one gives a scalar)
+        host = values.tolist() if hasattr(values, "tolist") else values
+        try:
+            host = list(host)
+        except TypeError:
+            raise SamplingInputError(name, f"must be a sequence of {n} integers (one per {per}), got "
+                                     f"{type(values).__name__}") from None
         if len(host) != n:
             raise SamplingInputError(name, f"expected {n} values (one per {per}), got {len(host)}")
         if all_good is None or not all_good(host):
@@ -239,6 +250,7 @@ class Sampler:
             s_host = self._host_rows("slots", slots, n, self._check_slot, all_good=self._slots_all_good)
             p_host = self._host_rows("positions", positions, n, self._check_position,
                                      all_good=self._positions_all_good)
+            self._check_distinct(s_host)
             # positions start on a 16-byte boundary, as a tensor of their own would: Triton specialises
             # kernels on pointer alignment, so odd batch sizes would otherwise compile other variants
             n2 = n + (n & 1)
@@ -249,8 +261,22 @@ class Sampler:
                 torch.empty(0, dtype=torch.int64, device=self.table.device)
             return both[:n], both[n2:], s_host
         slots_dev, slots_host = self._rows("slots", slots, n, self._check_slot)
+        if slots_host is not None:
+            self._check_distinct(slots_host)
         pos_dev, _ = self._rows("positions", positions, n, self._check_position)
         return slots_dev, pos_dev, slots_host
+
+    @staticmethod
+    def _check_distinct(slots: list) -> None:
+        """One row per slot: two rows of one request in one launch would both count their tokens into
+        it and each see the other's, so the tokens would depend on the batch. (Device slots are used
+        unchecked, as every device value is: there they must be distinct too.)"""
+        if len(set(slots)) != len(slots):
+            first: dict[int, int] = {}
+            for i, s in enumerate(slots):
+                if s in first:
+                    raise SamplingInputError("slots", f"slot {s} is also row {first[s]}'s: one row per slot", i)
+                first[s] = i
 
     def _check_slot(self, i, s):
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < self.table.max_slots:
@@ -266,8 +292,10 @@ class Sampler:
     def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None, *,
                return_draft_probs: bool = False, out: SampleOutput | None = None) -> SampleOutput:
         """Sample one token for each of N rows: row i is request `slots[i]` generating position
-        `positions[i]` (lists or int64 tensors; device tensors are used unchecked, without a host
-        sync). Two launches; the tokens are counted into their slots' output counts.
+        `positions[i]` (lists or int64 tensors). One row per slot. Host values are checked; device
+        tensors must be contiguous int64 (checked) and their values are used unchecked, without a host
+        sync (distinct slots holding requests: a row whose slot holds none yields token -1). Two
+        launches; the tokens are counted into their slots' output counts.
 
         return_draft_probs: also return each row's final distribution as `draft_probs`, (N, 1, C) ids
         and probabilities with a `complete` flag, so that γ such steps joined by
@@ -276,7 +304,7 @@ class Sampler:
         out: write into these tensors instead of new ones and return `out` itself (an engine's
         persistent buffers: no allocation per step, fixed addresses for CUDA graphs). Each must have
         exactly the shape, dtype and device this call would allocate, contiguous and 16-byte aligned,
-        and must not overlap another or the inputs; a previous call's result with the same rows, top-n
+        and must not overlap another or the inputs (not checked); a previous call's result with the same rows, top-n
         width and draft option fits."""
         self.check_logits("logits", logits)
         n = logits.shape[0]
@@ -551,23 +579,32 @@ def sample(logits: torch.Tensor, params, *, positions, prompt_token_ids=None, ou
            grammar_bitmask=None, bound: int = 128, block: int | None = None,
            allow_bounded_approximation: bool = False, emit: int | None = None,
            strategy: str | None = None) -> SampleOutput:
-    """One-off functional form with the reference's signature: a temporary Sampler, one slot per row."""
+    """One-off functional form with the reference's signature: a temporary Sampler, one slot per row.
+    prompt_token_ids / output_token_ids: one sequence of token ids per row (or None)."""
+    if not torch.is_tensor(logits) or logits.dim() != 2:
+        raise SamplingInputError("logits", f"must be a 2-D tensor (rows, vocab), got "
+                                 f"{tuple(getattr(logits, 'shape', ())) or type(logits).__name__}")
     n, v = logits.shape
     plist = [params] * n if isinstance(params, SamplingParams) else list(params)
     if len(plist) != n:
         raise SamplingInputError("params", f"expected one SamplingParams or {n} of them, got {len(plist)}")
-    prompts = list(prompt_token_ids) if prompt_token_ids is not None else [()] * n
-    outputs = list(output_token_ids) if output_token_ids is not None else [()] * n
+    per_row = {}
+    for name, given in (("prompt_token_ids", prompt_token_ids), ("output_token_ids", output_token_ids)):
+        rows = [()] * n if given is None else list(given)
+        if len(rows) != n:
+            raise SamplingInputError(name, f"expected one sequence of token ids per row ({n}), got {len(rows)}")
+        per_row[name] = rows
+    bad = next((i for i, p in enumerate(plist) if not isinstance(p, SamplingParams)), None)
+    if bad is not None:
+        raise SamplingInputError("params", f"must be a SamplingParams, got {type(plist[bad]).__name__}", bad)
     max_bias = max([len(p.logit_bias or {}) for p in plist] + [1])
     s = Sampler(v, max(n, 1), logits.device, bound=bound, max_bias=max_bias, block=block,
                 allow_bounded_approximation=allow_bounded_approximation, emit=emit, strategy=strategy)
     for i, p in enumerate(plist):
-        s.add_request(i, p, prompts[i])
-        out = torch.as_tensor(list(outputs[i]), dtype=torch.int64)
-        if out.numel():
-            if int(out.min()) < 0 or int(out.max()) >= v:
-                raise SamplingInputError("output_token_ids", f"token ids must be in 0..{v - 1}", i)
-            s.table.set_output(i, out.tolist())
+        s.add_request(i, p, per_row["prompt_token_ids"][i])
+        out = s.table._token_ids("output_token_ids", per_row["output_token_ids"][i], i)
+        if out:
+            s.table.set_output(i, out)
     return s.sample(logits, list(range(n)), positions, grammar_bitmask)
 
 

@@ -14,12 +14,7 @@ import torch
 from .errors import SamplingInputError
 from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MAY_EXCEED, MIN_P, PRESENCE,
                          REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
-from .params import SamplingParams
-
-
-def _f32(v: float) -> float:
-    """v rounded to fp32, as the kernels and the reference hold a request's scalars."""
-    return float(torch.tensor(v, dtype=torch.float32))
+from .params import SamplingParams, _f32, _is_int
 
 
 def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
@@ -119,34 +114,53 @@ class SlotTable:
         if len(bias) > self.max_bias:
             raise SamplingInputError("logit_bias", f"has {len(bias)} entries; this Sampler holds at most "
                                      f"{self.max_bias} (Sampler(max_bias=...))", slot)
-        prompt = [int(t) for t in (prompt_token_ids.tolist() if torch.is_tensor(prompt_token_ids) else prompt_token_ids)]
-        bad = [t for t in prompt if not 0 <= t < self.vocab_size]
-        if bad:
-            raise SamplingInputError("prompt_token_ids", f"token {bad[0]} is outside the vocabulary of size "
-                                     f"{self.vocab_size}", slot)
+        prompt = self._token_ids("prompt_token_ids", prompt_token_ids, slot)
+        # Everything the slot's row will hold, computed before the first write: a request refused
+        # here leaves the slot as it was (a request in it keeps sampling as before).
         bits = indicator_bits(p, self.vocab_size, self.bound)
-        self.flags[slot] = bits
-        self.inv_temperature[slot] = 1.0 / _f32(p.temperature if p.temperature > 0 else 1.0)
-        self.top_k[slot] = p.top_k if p.top_k_active(self.vocab_size) else 0
-        self.top_p[slot] = p.top_p
-        self.log_min_p[slot] = math.log(p.min_p) if p.min_p > 0 else -math.inf
         r = _f32(p.repetition_penalty)
-        self.repetition[slot] = torch.tensor([r, 1.0 / r], dtype=torch.float64)
-        self.frequency[slot] = p.frequency_penalty
-        self.presence[slot] = p.presence_penalty
-        self.seed[slot] = p.seed_u64 - (1 << 64) if p.seed_u64 >= (1 << 63) else p.seed_u64
-        self.n_logprobs[slot] = p.logprobs or 0
-        self.bias_count[slot] = len(bias)
+        row = dict(inv_temperature=1.0 / _f32(p.temperature if p.temperature > 0 else 1.0),
+                   top_k=p.top_k if p.top_k_active(self.vocab_size) else 0, top_p=p.top_p,
+                   log_min_p=math.log(p.min_p) if p.min_p > 0 else -math.inf,
+                   frequency=p.frequency_penalty, presence=p.presence_penalty,
+                   seed=p.seed_u64 - (1 << 64) if p.seed_u64 >= (1 << 63) else p.seed_u64,
+                   n_logprobs=p.logprobs or 0, bias_count=len(bias))
+        repetition = torch.tensor([r, 1.0 / r], dtype=torch.float64)
+        bias_ids = torch.tensor(list(bias.keys()), dtype=torch.int32)
+        bias_vals = torch.tensor(list(bias.values()), dtype=torch.float32)
+        prompt_mask = self.bitmask(prompt)
+        self.flags[slot] = bits
+        for name, value in row.items():
+            getattr(self, name)[slot] = value
+        self.repetition[slot] = repetition
         if bias:
-            self.bias_ids[slot, : len(bias)] = torch.tensor(list(bias.keys()), dtype=torch.int32)
-            self.bias_vals[slot, : len(bias)] = torch.tensor(list(bias.values()), dtype=torch.float32)
-        self.prompt_mask[slot] = self.bitmask(prompt)
+            self.bias_ids[slot, : len(bias)] = bias_ids
+            self.bias_vals[slot, : len(bias)] = bias_vals
+        self.prompt_mask[slot] = prompt_mask
         self.output_mask[slot].zero_()
         self.counts[slot].zero_()
         self.host[slot], self.host_flags[slot] = p, bits
         self.occupied.add(slot)
         self.version += 1
         return p
+
+    def _token_ids(self, field: str, ids, slot) -> list[int]:
+        """Token ids given as a sequence of ints or an integer tensor, each in the vocabulary; anything
+        else (floats, bools, strings) is refused rather than rounded."""
+        if torch.is_tensor(ids):
+            if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool or ids.dim() > 1:
+                raise SamplingInputError(field, f"must be a 1-D integer tensor or a list of ints, got {ids.dtype} "
+                                         f"{tuple(ids.shape)}", slot)
+            ids = ids.tolist()
+        try:
+            ids = list(ids)
+        except TypeError:
+            raise SamplingInputError(field, f"must be a sequence of token ids, got {type(ids).__name__}", slot) from None
+        for t in ids:
+            if not _is_int(t) or not 0 <= t < self.vocab_size:
+                raise SamplingInputError(field, f"token {t!r} is not an integer id in the vocabulary of size "
+                                         f"{self.vocab_size}", slot)
+        return [int(t) for t in ids]
 
     def bitmask(self, tokens) -> torch.Tensor:
         """The int32 words whose bits mark `tokens` (a list of ids in the vocabulary)."""

@@ -7,6 +7,7 @@ from .errors import SamplingInputError
 from .kernels import INTERPRETED
 from .kernels.topk import topk_stage1, topk_stage2
 from .launch import Launcher, int_spec, tensor_spec
+from .outputs import _check_fields
 from .pdl import stage2_options
 from .tuning import TopKConfig, topk_config
 
@@ -62,6 +63,9 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
     value NaN. k is 1..128; V is any size up to 2**31; the row stride is free (the last dimension must be
     contiguous). No host synchronization, no data-dependent allocation: CUDA-graph capturable, and a new
     number of rows never recompiles.
+
+    out: (values, indices) to write into instead of new tensors, exactly as they would be allocated:
+    (N, k) of the logits' dtype and int64, on its device, contiguous, 16-byte aligned (checked).
     """
     if not torch.is_tensor(logits) or logits.dim() != 2:
         raise SamplingInputError("logits", f"must be a 2-D tensor (rows, vocab), got {getattr(logits, 'shape', type(logits))}")
@@ -82,7 +86,10 @@ def topk(logits: torch.Tensor, k: int, *, config: TopKConfig | None = None,
         values = torch.empty((n, k), dtype=logits.dtype, device=dev)
         indices = torch.empty((n, k), dtype=torch.int64, device=dev)
     else:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise SamplingInputError("out", f"must be a (values, indices) pair of tensors, got {type(out).__name__}")
         values, indices = out
+        _check_fields([("values", values, logits.dtype, (n, k)), ("indices", indices, torch.int64, (n, k))], dev)
     if n == 0:
         return values, indices
     stage1, stage2 = _launches(logits, k, config or topk_config(dev, v, n), values, indices)

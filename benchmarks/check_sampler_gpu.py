@@ -322,6 +322,33 @@ def check_verify_out_buffers(v=151936, bsz=8, gamma=3, steps=3, device="cuda"):
          graph_equal=bool(graph_ok), counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))
 
 
+def check_admission_async(v=151936):
+    """add_request while the GPU is busy returns before that work ends (its rows go in as fills and
+    copies from pinned memory, not copies from pageable memory, which wait), and what it wrote is
+    right: the request's next token (penalty, bias, prompt) equals the reference's."""
+    import time
+    s = Sampler(v, 4, "cuda")
+    s.add_request(1, SamplingParams(seed=1))     # a first admission and sample: allocations, compiles
+    x = (3 * torch.randn(1, v, device="cuda")).to(torch.bfloat16)
+    s.sample(x, [1], [0])
+    a = torch.randn(4096, 4096, device="cuda")
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(12):                           # tens of milliseconds of queued work
+        a = (a @ a) * 1e-3
+    p = SamplingParams(temperature=0.8, top_k=50, repetition_penalty=1.3, logit_bias={5: 4.0, 9: -2.0}, seed=7)
+    t1 = time.perf_counter()
+    s.add_request(0, p, prompt_token_ids=list(range(100, 400)))
+    admit = time.perf_counter() - t1
+    torch.cuda.synchronize()
+    busy = time.perf_counter() - t0
+    out = s.sample(x, [0], [3])
+    ref = reference.sample(x.cpu(), [s.table.host[0]], positions=[3], prompt_token_ids=[list(range(100, 400))])
+    emit(what="admission_async", admit_ms=round(admit * 1e3, 3), gpu_busy_ms=round(busy * 1e3, 3),
+         returned_before_the_gpu_work=bool(admit < 0.5 * busy), token=int(out.tokens[0]), reference=int(ref.tokens[0]),
+         equal=bool(int(out.tokens[0]) == int(ref.tokens[0])))
+
+
 def check_verify_warmup(v=151936, max_requests=2, gammas=(3,), drafts=("one_hot",)):
     """Sampler.warmup_verify, then real verifications of 1..max_requests requests: no compile after it,
     and the slots' counts untouched by it."""
@@ -612,6 +639,11 @@ if __name__ == "__main__":
         for v, n in ((32000, 16), (151936, 8), (262144, 4)):
             for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
                 check_tokens(v, n, strategy)
+    if "tokens_small" in parts:   # one vocabulary only (V = 32000, 16 mixed rows)
+        for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
+            check_tokens(32000, 16, strategy)
+    if "admission_async" in parts:
+        check_admission_async()
     if "untruncated" in parts:
         for v, n in ((151936, 16), (262144, 8)):
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")

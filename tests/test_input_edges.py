@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from sonicsampler import SamplingInputError, SamplingParams, topk
+from sonicsampler import SamplingInputError, SamplingParams, reference, topk
 from sonicsampler import slots as slots_mod
 from sonicsampler.errors import InvalidParameterError
 from sonicsampler.sampler import Sampler, sample
@@ -172,4 +172,22 @@ def test_topk_out_is_checked():
         assert e.value.field == "out"
     v, i = topk(x, k, out=good)
     assert v is good[0] and i is good[1]
-    assert torch.equal(i, torch.topk(x.float(), k).indices)
+    assert torch.equal(i, reference.topk(x, k)[1])     # ties (bf16 values repeat) to the lower index
+
+
+def test_a_capture_that_would_make_zeroed_scratch_is_refused(monkeypatch):
+    """A zeroed scratch buffer (arrival counters, boards) made during a CUDA-graph capture would be
+    zeroed only at that graph's replays while eager calls use it too: refused, naming the warm-up."""
+    from sonicsampler.topk import _Scratch
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(RuntimeError, match="warmup"):
+        _Scratch().get("verify_arrived", 8, torch.int32, torch.device("cuda"), zeroed=True)
+
+
+def test_topk_warmup_prepares_each_k_specialisation():
+    """k is a launch argument Triton specialises (1, multiples of 16): k = 1 and k = 2 share every
+    configuration yet compile apart, so the warm-up counts (and on a GPU launches) both."""
+    from sonicsampler.topk import topk_warmup
+    assert topk_warmup(V, 1, ks=(1, 2), device="cpu") == 2
+    assert topk_warmup(V, 1, ks=(100, 128), device="cpu") == 2
+    assert topk_warmup(V, 1, ks=(100, 120), device="cpu") == 1

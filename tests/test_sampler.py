@@ -481,11 +481,14 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     # Three buckets (beyond the table, 65..70, its last applies), each without and with the shared
     # passes (stage 2's SHARED variant), the latter with helpers below 16 rows (the chunks per pass):
     # the third bucket's shared variant splits at 16 rows.
-    assert s.warmup(70) == 7
+    # With top-n width 3 admitted, batches of width 0 and 3 with and without raw rows needing the raw
+    # top-k: at least the 7 variants of one width.
+    assert s.warmup(70) >= 7
     prepared = {_variant(p) for p in s._plans.values()}
     for n in range(1, 71):
         for shared in (False, True):
-            assert _variant(s._plan(n, torch.bfloat16, False, 3, False, shared=shared)) in prepared, n
+            for n_top, raw in ((3, False), (0, False), (3, True)):
+                assert _variant(s._plan(n, torch.bfloat16, False, n_top, raw, shared=shared)) in prepared, n
     # The draft-probabilities variants (a stage-2 constexpr) are prepared on request, and only then.
     assert _variant(s._plan(5, torch.bfloat16, False, 3, False, True)) not in prepared
     s.warmup(70, draft_probs=True)
@@ -493,6 +496,60 @@ def test_warmup_covers_every_variant_of_the_batch_sizes_it_names(monkeypatch):
     for n in range(1, 71):
         assert _variant(s._plan(n, torch.bfloat16, False, 3, False, True)) in prepared, n
     table_mod._nearest.cache_clear()
+
+
+def test_warmup_covers_every_batch_the_admitted_requests_can_make():
+    """Host-list batches plan from their own rows: each mix of the admitted requests (top-n widths 5, 2
+    with a penalty, so its raw top-n needs the exact raw top-k, and none) plans a variant warmup made.
+    Before, warmup took the summary of all admitted requests and prepared that one width only."""
+    from sonicsampler.sampler import _variant
+    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+    s.add_request(0, SamplingParams(logprobs=5, seed=1))
+    s.add_request(1, SamplingParams(seed=2))
+    s.add_request(2, SamplingParams(logprobs=2, repetition_penalty=1.2, seed=3))
+    s.warmup(3)
+    prepared = {_variant(p) for p in s._plans.values()}
+    for rows in ([1], [0], [2], [0, 2], [1, 2], [0, 1, 2]):
+        n_top, raw, penalised, shared = s._batch_summary(rows, False)
+        assert _variant(s._plan(len(rows), torch.bfloat16, False, n_top, raw, penalised=penalised,
+                                shared=shared)) in prepared, rows
+
+
+def test_warmup_prepares_the_widths_it_is_told_before_any_request():
+    """An engine warms up before admitting anything: `logprobs` names the widths to come."""
+    from sonicsampler.sampler import _variant
+    s = Sampler(V, 4, "cpu", bound=BOUND, block=BLOCK)
+    s.warmup(2, logprobs=(5, 20))
+    prepared = {_variant(p) for p in s._plans.values()}
+    s.add_request(0, SamplingParams(logprobs=20, logprobs_mode="raw", frequency_penalty=0.5, seed=1))
+    s.add_request(1, SamplingParams(logprobs=5, seed=2))
+    for rows in ([0], [1], [0, 1]):
+        n_top, raw, penalised, shared = s._batch_summary(rows, False)
+        assert _variant(s._plan(len(rows), torch.bfloat16, False, n_top, raw, penalised=penalised,
+                                shared=shared)) in prepared, rows
+    with pytest.raises(ValueError, match="logprobs"):
+        s.warmup(2, logprobs=(BOUND + 1,))
+
+
+def test_the_table_tallies_summarise_every_admitted_request():
+    """Device-slot batches plan from the table's running tallies (no walk over the slots): after any
+    sequence of admissions, replacements and releases they say what a walk over the slots says."""
+    import random
+    rnd = random.Random(5)
+    s = Sampler(V, 12, "cpu", bound=BOUND, block=BLOCK)
+    kinds = [SamplingParams(seed=1), SamplingParams(logprobs=3, seed=1),
+             SamplingParams(logprobs=7, logprobs_mode="processed", presence_penalty=0.3, seed=1),
+             SamplingParams(logprobs=2, repetition_penalty=1.1, seed=1), SamplingParams(top_p=0.8, seed=1),
+             SamplingParams(logit_bias={3: 1.0}, seed=1)]
+    for step in range(200):
+        slot = rnd.randrange(12)
+        if rnd.random() < 0.3:
+            s.remove_request(slot)
+        else:
+            s.add_request(slot, rnd.choice(kinds))
+        for mask in (False, True):
+            walked = s._summarize([i for i in range(12) if s.table.host[i] is not None], mask)
+            assert s._batch_summary(None, mask)[:3] == walked[:3], step
 
 
 def test_warmup_launches_touch_no_request(monkeypatch):

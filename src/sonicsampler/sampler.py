@@ -28,7 +28,7 @@ from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable
 from .kernels.raw_top import raw_top_fill
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk_launched
-from .tuning import STRATEGIES, SampleConfig, sample_config
+from .tuning import STRATEGIES, SampleConfig, sample_config, topk_config
 
 _SUPPORTED = tuple(_NEG_INF_KEY)
 # Sub-tile of the exact passes over a whole row (kernels/long_rows.py). 4096 spilled ~1 KB per thread in
@@ -117,15 +117,18 @@ class Sampler:
         self.table.release(slot)
 
     def warmup(self, max_rows: int, dtype: torch.dtype = torch.bfloat16, grammar: bool = False,
-               draft_probs: bool = False) -> int:
-        """Compile, before serving, every launch variant that batches of 1..max_rows rows will use for
-        the requests admitted so far (their logprobs widths; `grammar`: with a grammar mask; batches
-        with and without penalties or bias, whatever is admitted). Triton
-        compiles a variant on its first launch (up to ~25 s each on an H100, estimated), and the launch table
-        picks configurations per row bucket, so without this a new batch size can compile mid-serving.
-        The warm-up rows point at no slot: no request or count is touched. `draft_probs`: the variants
-        of `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
-        n_top, raw, _penalised, _shared = self._batch_summary(None, grammar)
+               draft_probs: bool = False, logprobs=None) -> int:
+        """Compile, before serving, every launch variant that batches of 1..max_rows rows will use
+        (`grammar`: with a grammar mask; batches with and without penalties or bias and with sets
+        beyond the bound, whatever is admitted). `logprobs`: the top-n widths (SamplingParams.logprobs)
+        requests will ask for, default those of the requests admitted so far; a batch's width is its
+        rows' largest, so every width and none are prepared, each with and without rows whose raw top-n
+        needs the exact raw top-k (and that top-k's own variants). Triton compiles a variant on its first
+        launch (up to ~25 s each on an H100, estimated), and the launch table picks configurations per
+        row bucket, so without this a new batch size or width can compile mid-serving. The warm-up rows
+        point at no slot: no request or count is touched. `draft_probs`: the variants of
+        `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
+        tops = self._warm_tops(logprobs)
         variants = {}
         for n in range(1, max_rows + 1):
             # Every kind of batch, whatever the requests admitted so far, since such a request can come
@@ -134,9 +137,14 @@ class Sampler:
             # penalised), and batches whose sets may exceed the bound take stage 2's SHARED variant.
             for penalised in ((True,) if grammar else (False, True)):
                 for shared in ((False, True) if self.exact_untruncated else (False,)):
-                    plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised,
-                                      shared=shared)
-                    variants.setdefault(_variant(plan), plan)
+                    for n_top, raw in tops:
+                        plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised,
+                                          shared=shared)
+                        # n_top is a launch argument Triton specialises on (1, multiples of 16); the raw
+                        # top-k takes the top-k's own per-row-count configuration
+                        variants.setdefault((_variant(plan), int_spec(n_top),
+                                             _raw_top_variant(self.table.device, self.vocab_size, n, n_top, raw)),
+                                            plan)
         if _WARMUP_LAUNCHES:
             t, dev = self.table, self.table.device
             for plan in variants.values():
@@ -149,31 +157,38 @@ class Sampler:
         return len(variants)
 
     def warmup_verify(self, max_requests: int, gammas=(1, 2, 3, 4, 5, 6, 7), dtype: torch.dtype = torch.bfloat16,
-                      grammar: bool = False, drafts=("one_hot", "dense", "sparse")) -> int:
+                      grammar: bool = False, drafts=("one_hot", "dense", "sparse"), logprobs=None) -> int:
         """Compile, before serving, every launch variant that `verify` will use for batches of 1..max_requests
         requests with γ in `gammas` and the draft kinds in `drafts` ("one_hot": draft_probs None, "dense": a
         (B, γ, V) tensor, "sparse": SparseDraftProbs with this Sampler's `bound` entries, as its own draft
-        steps give), for the requests admitted so far (their logprobs widths; `grammar`: with a grammar
-        mask; batches with and without penalties or bias, whatever is admitted). One verification per
-        variant runs on zero logits with every request pointing at no slot: no request, count or draft is
-        touched. Returns the variant count."""
+        steps give), and the top-n widths `logprobs` (as `warmup`'s; default those of the requests admitted
+        so far; `grammar`: with a grammar mask; batches with and without penalties or bias, whatever is
+        admitted). One verification per variant runs on zero logits with every request pointing at no
+        slot: no request, count or draft is touched. Returns the variant count."""
         kinds = ("one_hot", "dense", "sparse")
         if not set(drafts) <= set(kinds):
             raise ValueError(f"drafts must be among {kinds}, got {drafts!r}")
-        n_top, raw, _penalised, _shared = self._batch_summary(None, grammar)
+        tops = self._warm_tops(logprobs)
         reps = {}
         for gamma in gammas:
             if not isinstance(gamma, int) or gamma < 0:
                 raise ValueError(f"gammas must be ints >= 0, got {gamma!r}")
             for b in range(1, max_requests + 1):
                 for penalised in ((True,) if grammar else (False, True)):
-                    plan = self._plan(b * (gamma + 1), dtype, grammar, n_top, raw, penalised=penalised)
-                    for kind in drafts:
-                        # γ is a launch argument that Triton specialises on (1, multiples of 16): one per γ
-                        reps.setdefault((_variant(plan), gamma, kind), (b, gamma, kind, penalised))
+                    for n_top, raw in tops:
+                        n = b * (gamma + 1)
+                        plan = self._plan(n, dtype, grammar, n_top, raw, penalised=penalised)
+                        for kind in drafts:
+                            # γ and n_top are launch arguments Triton specialises on (1, multiples of 16)
+                            reps.setdefault((_variant(plan), gamma, kind, int_spec(n_top),
+                                             _raw_top_variant(self.table.device, self.vocab_size, n, n_top, raw)),
+                                            (b, gamma, kind, penalised, n_top, raw))
+        # verification's per-request arrival counters start at zero: sized for every batch now, so that
+        # no capture has to make them (topk._Scratch refuses that)
+        self._scratch.get("verify_arrived", max_requests, torch.int32, self.table.device, zeroed=True)
         if _WARMUP_LAUNCHES:
             t, dev, v = self.table, self.table.device, self.vocab_size
-            for b, gamma, kind, penalised in reps.values():
+            for b, gamma, kind, penalised, n_top, raw in reps.values():
                 n = b * (gamma + 1)
                 q = None
                 if kind == "dense":
@@ -186,10 +201,22 @@ class Sampler:
                 verification.verify(self, torch.zeros(n, v, dtype=dtype, device=dev),
                                     torch.zeros(b, gamma, dtype=torch.int64, device=dev), nowhere,
                                     torch.zeros(b, dtype=torch.int64, device=dev), draft_probs=q,
-                                    grammar_bitmask=mask, _penalised=penalised)
+                                    grammar_bitmask=mask, _penalised=penalised, _tops=(n_top, raw))
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
         return len(reps)
+
+    def _warm_tops(self, logprobs) -> list[tuple[int, bool]]:
+        """The (top-n width, raw rows needing the exact raw top-k) pairs a warm-up prepares: every width
+        in `logprobs` (default: the admitted requests'), and none, each with and without such rows."""
+        if logprobs is None:
+            widths = {p.logprobs or 0 for p in self.table.host if p is not None}
+        else:
+            widths = set(logprobs)
+            bad = [w for w in widths if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w <= self.bound]
+            if bad:
+                raise ValueError(f"logprobs must be ints in 0..{self.bound} (this Sampler's bound), got {bad[0]!r}")
+        return [(w, raw) for w in sorted(widths | {0}) for raw in (False, True)]
 
     # -- one step ---------------------------------------------------------------------------------
     @staticmethod
@@ -292,10 +319,11 @@ class Sampler:
     def sample(self, logits: torch.Tensor, slots, positions, grammar_bitmask: torch.Tensor | None = None, *,
                return_draft_probs: bool = False, out: SampleOutput | None = None) -> SampleOutput:
         """Sample one token for each of N rows: row i is request `slots[i]` generating position
-        `positions[i]` (lists or int64 tensors). One row per slot. Host values are checked; device
-        tensors must be contiguous int64 (checked) and their values are used unchecked, without a host
-        sync (distinct slots holding requests: a row whose slot holds none yields token -1). Two
-        launches; the tokens are counted into their slots' output counts.
+        `positions[i]` (lists or int64 tensors). One row per slot. Host values are checked, then copied
+        to the device from pageable memory, which waits for the GPU's queued work; device tensors must
+        be contiguous int64 (checked) and their values are used unchecked, without a host sync
+        (distinct slots holding requests: a row whose slot holds none yields token -1). Two launches;
+        the tokens are counted into their slots' output counts.
 
         return_draft_probs: also return each row's final distribution as `draft_probs`, (N, 1, C) ids
         and probabilities with a `complete` flag, so that γ such steps joined by
@@ -439,8 +467,12 @@ class Sampler:
         if slots_host is None:
             key = (t.version, has_mask)
             if self._summary_key != key:
-                n_top, raw, penalised, _shared = self._summarize(
-                    [s for s in range(t.max_slots) if t.host[s] is not None], has_mask)
+                # from the table's running tallies: no walk over the slots (with thousands of slots and
+                # a request admitted or retired nearly every step, that walk cost ~0.5 ms)
+                kinds = t.kinds
+                n_top = max((w for w, c in t.widths.items() if c > 0), default=0)
+                raw = kinds["raw_reordering"] > 0 or (has_mask and kinds["raw"] > 0)
+                penalised = has_mask or kinds["reordering"] > 0
                 # Device slots (the CUDA-graph path) always take the shared passes when rows are exact:
                 # a graph captured before any request that may exceed the bound was admitted (an
                 # engine's start-up capture) must still sample such requests exactly when replayed.
@@ -569,6 +601,14 @@ class Sampler:
         self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
                                        top_ids, top_lp, n_top, missing),
                            {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)
+
+def _raw_top_variant(device, vocab: int, n: int, n_top: int, raw: bool) -> tuple:
+    """What the raw top-k of a batch (Sampler._raw_top: n rows, k = n_top) compiles for: its
+    configuration for n rows and k's specialisation (none when the batch takes no raw top-k)."""
+    if not (raw and n_top > 0):
+        return ()
+    return topk_config(device, vocab, n), int_spec(n_top), stage2_options(device, n, "topk")["PDL"]
+
 
 def _variant(plan: dict) -> tuple:
     """What a compiled kernel pair is specialised on, of a plan: its constexprs and launch options."""

@@ -8,12 +8,13 @@ decisions (which optional work to compile in) without reading the device.
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import torch
 
 from .errors import SamplingInputError
 from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MAY_EXCEED, MIN_P, PRESENCE,
-                         REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
+                         REORDERING, REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
 from .params import SamplingParams, _f32, _is_int
 
 
@@ -98,6 +99,12 @@ class SlotTable:
         self.host_flags = [0] * s
         self.occupied: set[int] = set()   # the slots holding a request (a whole batch checked in one test)
         self.version = 0   # bumped by assign/release: launchers cache per-table summaries against it
+        # Running tallies of the admitted requests (kept by assign/release), so that a summary of all of
+        # them (Sampler._batch_summary for device slots) costs no walk over the slots: their top-n
+        # widths, and how many ask for raw log-probabilities, reorder tokens (penalties or bias), both,
+        # or may keep a set beyond the bound.
+        self.widths: Counter = Counter()
+        self.kinds: Counter = Counter()
 
     def _check_slot(self, slot) -> int:
         if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < self.max_slots:
@@ -125,24 +132,43 @@ class SlotTable:
                    frequency=p.frequency_penalty, presence=p.presence_penalty,
                    seed=p.seed_u64 - (1 << 64) if p.seed_u64 >= (1 << 63) else p.seed_u64,
                    n_logprobs=p.logprobs or 0, bias_count=len(bias))
-        repetition = torch.tensor([r, 1.0 / r], dtype=torch.float64)
-        bias_ids = torch.tensor(list(bias.keys()), dtype=torch.int32)
-        bias_vals = torch.tensor(list(bias.values()), dtype=torch.float32)
-        prompt_mask = self.bitmask(prompt)
+        repetition = self._staged(torch.tensor([r, 1.0 / r], dtype=torch.float64))
+        bias_ids = self._staged(torch.tensor(list(bias.keys()), dtype=torch.int32))
+        bias_vals = self._staged(torch.tensor(list(bias.values()), dtype=torch.float32))
+        prompt_mask = self._staged(self.bitmask(prompt))
+        # Scalars go in as fills, rows as copies from pinned memory: neither waits for the GPU's queued
+        # work (a copy from pageable memory would, at every admission).
         self.flags[slot] = bits
         for name, value in row.items():
             getattr(self, name)[slot] = value
-        self.repetition[slot] = repetition
+        self.repetition[slot].copy_(repetition, non_blocking=True)
         if bias:
-            self.bias_ids[slot, : len(bias)] = bias_ids
-            self.bias_vals[slot, : len(bias)] = bias_vals
-        self.prompt_mask[slot] = prompt_mask
+            self.bias_ids[slot, : len(bias)].copy_(bias_ids, non_blocking=True)
+            self.bias_vals[slot, : len(bias)].copy_(bias_vals, non_blocking=True)
+        self.prompt_mask[slot].copy_(prompt_mask, non_blocking=True)
         self.output_mask[slot].zero_()
         self.counts[slot].zero_()
+        if self.host[slot] is not None:
+            self._tally(slot, -1)
         self.host[slot], self.host_flags[slot] = p, bits
+        self._tally(slot, 1)
         self.occupied.add(slot)
         self.version += 1
         return p
+
+    def _tally(self, slot: int, sign: int) -> None:
+        """Count the request in `slot` into the running tallies (sign 1) or out of them (-1)."""
+        p, f = self.host[slot], self.host_flags[slot]
+        self.widths[p.logprobs or 0] += sign
+        raw = bool(f & LOGPROBS) and not f & LOGPROBS_PROCESSED
+        for kind, holds in (("raw", raw), ("raw_reordering", raw and bool(f & REORDERING)),
+                            ("reordering", bool(f & REORDERING)), ("may_exceed", bool(f & MAY_EXCEED))):
+            self.kinds[kind] += sign * holds
+
+    def _staged(self, t: torch.Tensor) -> torch.Tensor:
+        """A host tensor ready for an asynchronous copy to the table's device: in pinned memory there
+        (torch's pinned caching allocator keeps the block until the copy has run), as it is on a CPU."""
+        return t.pin_memory() if self.device.type == "cuda" else t
 
     def _token_ids(self, field: str, ids, slot) -> list[int]:
         """Token ids given as a sequence of ints or an integer tensor, each in the vocabulary; anything
@@ -181,6 +207,8 @@ class SlotTable:
     def release(self, slot: int) -> None:
         slot = self._check_slot(slot)
         self.flags[slot] = 0
+        if self.host[slot] is not None:
+            self._tally(slot, -1)
         self.host[slot], self.host_flags[slot] = None, 0
         self.occupied.discard(slot)
         self.version += 1

@@ -42,6 +42,13 @@ class _Scratch:
         key = (name, dtype, device)
         buf = self._bufs.get(key)
         if buf is None or buf.numel() < numel:
+            if zeroed and device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+                # Its zero fill would be captured, so it would run only at that graph's replays, while
+                # eager calls and other graphs use the buffer too (as garbage counters until then).
+                raise RuntimeError(
+                    f"sonicsampler: a CUDA graph capture needs scratch {name!r} for {numel} entries, which no "
+                    f"earlier call made: run Sampler.warmup / warmup_verify for this batch size (or one eager "
+                    f"call of the same shape) before capturing")
             if buf is not None:
                 self._retired.append(buf)
             buf = (torch.zeros if zeroed else torch.empty)(max(numel, 1), dtype=dtype, device=device)
@@ -112,7 +119,9 @@ def topk_warmup(vocab: int, max_rows: int, ks=(128,), dtype: torch.dtype = torch
         for n in range(1, max_rows + 1):
             cfg = topk_config(dev, vocab, n)
             c = max(2, _pow2_at_least(k))
-            variants.setdefault((cfg, c, min(c, max(2, cfg.emit)), stage2_options(dev, n, "topk")["PDL"]), (n, k))
+            # k is also a launch argument Triton specialises on (1, multiples of 16)
+            variants.setdefault((cfg, c, min(c, max(2, cfg.emit)), stage2_options(dev, n, "topk")["PDL"], int_spec(k)),
+                                (n, k))
     if not INTERPRETED:   # the interpreter compiles nothing
         for n, k in variants.values():
             topk(torch.zeros(n, vocab, dtype=dtype, device=dev), k)

@@ -142,7 +142,7 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
 
 
 def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
-           grammar_bitmask=None, out=None, _penalised=None) -> VerifyOutput:
+           grammar_bitmask=None, out=None, _penalised=None, _tops=None) -> VerifyOutput:
     # _penalised (Sampler.warmup_verify): plan for a batch with (True) or without penalties, bias or a
     # mask whatever the admitted requests say, so that both variants compile before serving.
     t, v = sampler.table, sampler.vocab_size
@@ -195,6 +195,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     n_top, raw_rows_processed, penalised, _shared = sampler._batch_summary(slots_host, has_mask)
     if _penalised is not None:
         penalised = _penalised
+    if _tops is not None:   # (Sampler.warmup_verify) the top-n width and raw top-k flag to plan for
+        n_top, raw_rows_processed = _tops
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs; and
     # verification's own part of it.
     plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)

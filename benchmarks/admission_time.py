@@ -40,21 +40,6 @@ def main():
     torch.cuda.synchronize()
     print(f"admissions behind {1e3 * (time.perf_counter() - t0):.1f} ms of queued work: "
           + ", ".join(f"{t:.3f}" for t in times) + " ms", flush=True)
-    # the same behind fresh queued work, after one element write of an unrelated device tensor (what
-    # each of a slot's scalar writes is), timed by itself
-    other = torch.zeros(8, device="cuda")
-    torch.cuda.synchronize()
-    busy()
-    t1 = time.perf_counter()
-    other[3] = 1.5
-    t2 = time.perf_counter()
-    other[4] = 2.5
-    t3 = time.perf_counter()
-    s.add_request(5, p, prompt_token_ids=list(range(100, 400)))
-    t4 = time.perf_counter()
-    torch.cuda.synchronize()
-    print(f"behind fresh work: a first element write {1e3 * (t2 - t1):.3f} ms, a second {1e3 * (t3 - t2):.3f} ms, "
-          f"then an admission {1e3 * (t4 - t3):.3f} ms", flush=True)
     busy()
     prof = cProfile.Profile()
     prof.enable()

@@ -207,16 +207,17 @@ class Sampler:
         return len(reps)
 
     def _warm_tops(self, logprobs) -> list[tuple[int, bool]]:
-        """The (top-n width, raw rows needing the exact raw top-k) pairs a warm-up prepares: every width
-        in `logprobs` (default: the admitted requests'), and none, each with and without such rows."""
+        """The (top-n width, raw rows needing the exact raw top-k) pairs a warm-up prepares: batches
+        without log-probabilities, and for every width in `logprobs` (default: the admitted requests'),
+        batches of that width with and without such rows (a width of 0: the sampled token's alone)."""
         if logprobs is None:
-            widths = {p.logprobs or 0 for p in self.table.host if p is not None}
+            widths = {p.logprobs for p in self.table.host if p is not None and p.logprobs is not None}
         else:
             widths = set(logprobs)
             bad = [w for w in widths if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w <= self.bound]
             if bad:
                 raise ValueError(f"logprobs must be ints in 0..{self.bound} (this Sampler's bound), got {bad[0]!r}")
-        return [(w, raw) for w in sorted(widths | {0}) for raw in (False, True)]
+        return sorted({(0, False)} | {(w, raw) for w in widths for raw in (False, True)})
 
     # -- one step ---------------------------------------------------------------------------------
     @staticmethod
@@ -332,8 +333,8 @@ class Sampler:
         out: write into these tensors instead of new ones and return `out` itself (an engine's
         persistent buffers: no allocation per step, fixed addresses for CUDA graphs). Each must have
         exactly the shape, dtype and device this call would allocate, contiguous and 16-byte aligned,
-        and must not overlap another or the inputs (not checked); a previous call's result with the same rows, top-n
-        width and draft option fits."""
+        and must not overlap another or the inputs (not checked); a previous call's result with the same
+        rows, top-n width and draft option fits."""
         self.check_logits("logits", logits)
         n = logits.shape[0]
         slots_dev, pos_dev, slots_host = self._slots_positions(slots, positions, n)
@@ -601,6 +602,7 @@ class Sampler:
         self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
                                        top_ids, top_lp, n_top, missing),
                            {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)
+
 
 def _raw_top_variant(device, vocab: int, n: int, n_top: int, raw: bool) -> tuple:
     """What the raw top-k of a batch (Sampler._raw_top: n rows, k = n_top) compiles for: its

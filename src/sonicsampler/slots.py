@@ -101,8 +101,7 @@ class SlotTable:
         self.version = 0   # bumped by assign/release: launchers cache per-table summaries against it
         # Running tallies of the admitted requests (kept by assign/release), so that a summary of all of
         # them (Sampler._batch_summary for device slots) costs no walk over the slots: their top-n
-        # widths, and how many ask for raw log-probabilities, reorder tokens (penalties or bias), both,
-        # or may keep a set beyond the bound.
+        # widths, and how many ask for raw log-probabilities, reorder tokens (penalties or bias), or both.
         self.widths: Counter = Counter()
         self.kinds: Counter = Counter()
 
@@ -162,7 +161,7 @@ class SlotTable:
         self.widths[p.logprobs or 0] += sign
         raw = bool(f & LOGPROBS) and not f & LOGPROBS_PROCESSED
         for kind, holds in (("raw", raw), ("raw_reordering", raw and bool(f & REORDERING)),
-                            ("reordering", bool(f & REORDERING)), ("may_exceed", bool(f & MAY_EXCEED))):
+                            ("reordering", bool(f & REORDERING))):
             self.kinds[kind] += sign * holds
 
     def _staged(self, t: torch.Tensor) -> torch.Tensor:

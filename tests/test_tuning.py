@@ -117,3 +117,20 @@ def test_penalised_batches_take_their_own_stage1_register_cap(monkeypatch):
     assert plain.warmup(16) == 6   # each cap without and with the shared passes (helpers below 16 rows)
     assert {p["const1"]["maxnreg"] for p in plain._plans.values()} == {128, 160}
     table_mod._nearest.cache_clear()
+
+
+def test_a_gpu_without_a_measured_table_is_told():
+    """An architecture with no measured table takes the default configuration, with a warning once per
+    kind (not silently): the user learns that the launches are untuned and which script measures them."""
+    import warnings
+
+    import pytest
+    table_mod.entries.cache_clear()
+    with pytest.warns(RuntimeWarning, match="no measured sample launch table for sm_test.*tune_sampler"):
+        assert table_mod.entries("sample", "sm_test") == ()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        table_mod.entries("sample", "sm_test")       # once: the lookup is cached
+        assert table_mod.entries("sample", "sm90")   # a measured table loads without a word
+    assert not seen
+    table_mod.entries.cache_clear()

@@ -127,7 +127,10 @@ class Sampler:
         launch (up to ~25 s each on an H100, estimated), and the launch table picks configurations per
         row bucket, so without this a new batch size or width can compile mid-serving. The warm-up rows
         point at no slot: no request or count is touched. `draft_probs`: the variants of
-        `sample(..., return_draft_probs=True)` instead. Returns the variant count."""
+        `sample(..., return_draft_probs=True)` instead. The warm-up's logits are contiguous and 16-byte
+        aligned: logits whose row stride is not a multiple of 16 elements (a slice of a wider buffer) or
+        whose start is not aligned are launch variants of their own (Triton specialises on both) and
+        compile on first use. Returns the variant count."""
         tops = self._warm_tops(logprobs)
         variants = {}
         for n in range(1, max_rows + 1):

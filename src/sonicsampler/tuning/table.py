@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from pathlib import Path
 
 import torch
@@ -19,10 +20,19 @@ def arch(device: torch.device) -> str | None:
     return f"sm{major}{minor}"
 
 
+_TUNE_SCRIPTS = {"sample": "benchmarks/tune_sampler.py", "topk": "benchmarks/tune_topk.py"}
+
+
 @functools.lru_cache(maxsize=None)
 def entries(kind: str, arch_name: str) -> tuple:
+    """The table's entries (cached); none, with a warning once per kind and architecture, where this
+    GPU architecture has no measured table: the launches then take a default configuration, correct
+    but not tuned, and the caller should know it."""
     path = _TABLES / f"{kind}_{arch_name}.json"
     if not path.exists():
+        warnings.warn(f"sonicsampler: no measured {kind} launch table for {arch_name}; a default configuration "
+                      f"is used (correct, not tuned): {_TUNE_SCRIPTS.get(kind, 'the tune script')} measures one",
+                      RuntimeWarning, stacklevel=2)
         return ()
     return tuple(json.loads(path.read_text())["entries"])
 

@@ -792,3 +792,18 @@ def test_verify_batched_noise_equals_rowwise(batch):
     assert out.valid.tolist() == valid
     assert out.num_emitted.tolist() == [sum(t >= 0 for t in row) for row in tokens]
     assert len(set(n_acc)) > 1                    # both early rejections and longer chains occur
+
+
+def test_token_ids_outside_the_vocabulary_are_refused_by_row():
+    """The oracle takes prompt and output ids as integers in the vocabulary, naming the row of one that
+    is not (before, an output id >= V was silently left out of the counts and a prompt id >= V failed
+    deep in indexing)."""
+    x = torch.randn(2, 50)
+    p = SamplingParams(repetition_penalty=1.2, frequency_penalty=0.5, seed=1)
+    for kw, match in ((dict(output_token_ids=[[1], [50]]), "output_token_ids: row 1: token 50"),
+                      (dict(prompt_token_ids=[[60], []]), "prompt_token_ids: row 0: token 60"),
+                      (dict(prompt_token_ids=[[1], [-1]]), "row 1: token -1"),
+                      (dict(output_token_ids=[[1.5], []]), "row 0: token 1.5")):
+        with pytest.raises(ValueError, match=match):
+            R.sample(x, p, positions=[0, 0], **kw)
+    R.sample(x, p, positions=[0, 0], prompt_token_ids=[[0, 49], []], output_token_ids=[[], [3, 3]])

@@ -24,7 +24,7 @@ import torch
 
 from . import rng
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput
-from .params import SamplingParams
+from .params import SamplingParams, _is_int
 
 _NEG_INF = float("-inf")
 
@@ -206,13 +206,22 @@ def _param_list(params, n: int) -> list[SamplingParams]:
     return params
 
 
-def _token_lists(ids, n: int, name: str) -> list[list[int]]:
+def _token_lists(ids, n: int, name: str, v: int) -> list[list[int]]:
+    """One list of token ids per row, each an integer in 0..v-1 (anything else raises, naming the row:
+    an id outside the vocabulary used to be dropped from the counts or to fail deep in indexing)."""
     if ids is None:
         return [[] for _ in range(n)]
     ids = list(ids)
     if len(ids) != n:
         raise ValueError(f"{name}: expected {n} sequences, got {len(ids)}")
-    return [[int(t) for t in (s.tolist() if torch.is_tensor(s) else s)] for s in ids]
+    rows = []
+    for i, s in enumerate(ids):
+        row = s.tolist() if torch.is_tensor(s) else list(s)
+        bad = [t for t in row if not _is_int(t) or not 0 <= t < v]
+        if bad:
+            raise ValueError(f"{name}: row {i}: token {bad[0]!r} is not an integer id in 0..{v - 1}")
+        rows.append([int(t) for t in row])
+    return rows
 
 
 def _positions(positions, n: int) -> list[int]:
@@ -225,8 +234,8 @@ def _positions(positions, n: int) -> list[int]:
 def _rows(logits, params, prompt_token_ids, output_token_ids, grammar_bitmask):
     n, v = logits.shape
     params = _param_list(params, n)
-    prompts = _token_lists(prompt_token_ids, n, "prompt_token_ids")
-    outputs = _token_lists(output_token_ids, n, "output_token_ids")
+    prompts = _token_lists(prompt_token_ids, n, "prompt_token_ids", v)
+    outputs = _token_lists(output_token_ids, n, "output_token_ids", v)
     checked: set[int] = set()
     for i in range(n):
         if id(params[i]) not in checked:      # each distinct SamplingParams object is validated once
@@ -346,8 +355,8 @@ def verify(target_logits: torch.Tensor, draft_token_ids: torch.Tensor, params, *
     dev = target_logits.device
     plist = _param_list(params, bsz)
     pos = _positions(positions, bsz)
-    prompts = _token_lists(prompt_token_ids, bsz, "prompt_token_ids")
-    outputs = _token_lists(output_token_ids, bsz, "output_token_ids")
+    prompts = _token_lists(prompt_token_ids, bsz, "prompt_token_ids", v)
+    outputs = _token_lists(output_token_ids, bsz, "output_token_ids", v)
     counts = [gamma] * bsz if num_draft_tokens is None else [int(c) for c in num_draft_tokens]
     drafts: list[list[int]] = []
     checked: set[int] = set()

@@ -297,7 +297,6 @@ def check_verify_out_buffers(v=151936, bsz=8, gamma=3, steps=3, device="cuda"):
                 out = VerifyOutput(*(t.clone() for t in dataclasses.astuple(want)))
             poison(out)
             eager_ok &= b.verify(x, d, slots, pos, out=out, **kw) is out and same(want, out)
-    graph_ok = None
     if device != "cuda":
         emit(what="verify_out_buffers", V=v, requests=bsz, gamma=gamma, steps=steps, eager_equal=bool(eager_ok),
              graph_equal=None, counts_equal=bool(torch.equal(a.table.counts, b.table.counts)))

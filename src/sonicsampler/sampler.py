@@ -25,7 +25,7 @@ from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
 from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput, check_out
 from .params import MAX_LOGPROBS, SamplingParams
-from .slots import SlotTable
+from .slots import SlotTable, row_kinds
 from .kernels.raw_top import raw_top_fill
 from .topk import _log2, _NEG_INF_KEY, _pow2_at_least, _Scratch, topk_launched
 from .tuning import STRATEGIES, SampleConfig, sample_config, topk_config
@@ -143,11 +143,7 @@ class Sampler:
                     for n_top, raw in tops:
                         plan = self._plan(n, dtype, grammar, n_top, raw, draft_probs, penalised=penalised,
                                           shared=shared)
-                        # n_top is a launch argument Triton specialises on (1, multiples of 16); the raw
-                        # top-k takes the top-k's own per-row-count configuration
-                        variants.setdefault((_variant(plan), int_spec(n_top),
-                                             _raw_top_variant(self.table.device, self.vocab_size, n, n_top, raw)),
-                                            plan)
+                        variants.setdefault(self._warm_key(plan, n, n_top, raw), plan)
         if _WARMUP_LAUNCHES:
             t, dev = self.table, self.table.device
             for plan in variants.values():
@@ -182,9 +178,8 @@ class Sampler:
                         n = b * (gamma + 1)
                         plan = self._plan(n, dtype, grammar, n_top, raw, penalised=penalised)
                         for kind in drafts:
-                            # γ and n_top are launch arguments Triton specialises on (1, multiples of 16)
-                            reps.setdefault((_variant(plan), gamma, kind, int_spec(n_top),
-                                             _raw_top_variant(self.table.device, self.vocab_size, n, n_top, raw)),
+                            # γ is a launch argument Triton specialises on (1, multiples of 16) too
+                            reps.setdefault((self._warm_key(plan, n, n_top, raw), gamma, kind),
                                             (b, gamma, kind, penalised, n_top, raw))
         # verification's per-request arrival counters start at zero: sized for every batch now, so that
         # no capture has to make them (topk._Scratch refuses that)
@@ -209,12 +204,18 @@ class Sampler:
                 torch.cuda.synchronize(dev)
         return len(reps)
 
+    def _warm_key(self, plan: dict, n: int, n_top: int, raw: bool) -> tuple:
+        """What a warm-up launch of `plan` (n rows, width n_top, raw top-k rows or not) compiles: the
+        plan's constexprs, n_top's specialisation (a launch argument Triton specialises on 1 and
+        multiples of 16) and the raw top-k's own configuration for n rows."""
+        return _variant(plan), int_spec(n_top), _raw_top_variant(self.table.device, self.vocab_size, n, n_top, raw)
+
     def _warm_tops(self, logprobs) -> list[tuple[int, bool]]:
         """The (top-n width, raw rows needing the exact raw top-k) pairs a warm-up prepares: batches
         without log-probabilities, and for every width in `logprobs` (default: the admitted requests'),
         batches of that width with and without such rows (a width of 0: the sampled token's alone)."""
         if logprobs is None:
-            widths = {p.logprobs for p in self.table.host if p is not None and p.logprobs is not None}
+            widths = self.table.admitted_widths() - {None}
         else:
             widths = set(logprobs)
             bad = [w for w in widths if isinstance(w, bool) or not isinstance(w, int) or not 0 <= w <= self.bound]
@@ -474,7 +475,7 @@ class Sampler:
                 # from the table's running tallies: no walk over the slots (with thousands of slots and
                 # a request admitted or retired nearly every step, that walk cost ~0.5 ms)
                 kinds = t.kinds
-                n_top = max((w for w, c in t.widths.items() if c > 0), default=0)
+                n_top = max((w or 0 for w in t.admitted_widths()), default=0)
                 raw = kinds["raw_reordering"] > 0 or (has_mask and kinds["raw"] > 0)
                 penalised = has_mask or kinds["reordering"] > 0
                 # Device slots (the CUDA-graph path) always take the shared passes when rows are exact:
@@ -491,10 +492,9 @@ class Sampler:
     def _summarize(self, rows, has_mask: bool) -> tuple[int, bool, bool, bool]:
         t = self.table
         n_top = max([t.host[s].logprobs or 0 for s in rows if t.host[s] is not None], default=0)
-        raw_rows_processed = any(
-            (t.host_flags[s] & bits.LOGPROBS) and not (t.host_flags[s] & bits.LOGPROBS_PROCESSED)
-            and (t.host_flags[s] & bits.REORDERING or has_mask) for s in rows)
-        penalised = has_mask or any(t.host_flags[s] & bits.REORDERING for s in rows)
+        kinds = [row_kinds(t.host_flags[s]) for s in rows]
+        raw_rows_processed = any(k["raw_reordering"] or (has_mask and k["raw"]) for k in kinds)
+        penalised = has_mask or any(k["reordering"] for k in kinds)
         shared = self.exact_untruncated and any(t.host_flags[s] & bits.MAY_EXCEED for s in rows)
         return n_top, raw_rows_processed, penalised, shared
 

@@ -18,6 +18,15 @@ from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PRO
 from .params import SamplingParams, _f32, _is_int
 
 
+def row_kinds(flags: int) -> dict[str, bool]:
+    """What a request's indicator bits say for a batch's launch plan: it asks for raw log-probabilities,
+    its processing reorders tokens (penalties or bias), and both (its raw top-n then needs the exact
+    raw top-k; a grammar mask makes any raw row need it)."""
+    raw = bool(flags & LOGPROBS) and not flags & LOGPROBS_PROCESSED
+    reordering = bool(flags & REORDERING)
+    return {"raw": raw, "reordering": reordering, "raw_reordering": raw and reordering}
+
+
 def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
     """Whether a request's truncated set can hold more than `bound` tokens: min-p or top-p without a
     top-k within the bound, or a top-k above it."""
@@ -100,8 +109,8 @@ class SlotTable:
         self.occupied: set[int] = set()   # the slots holding a request (a whole batch checked in one test)
         self.version = 0   # bumped by assign/release: launchers cache per-table summaries against it
         # Running tallies of the admitted requests (kept by assign/release), so that a summary of all of
-        # them (Sampler._batch_summary for device slots) costs no walk over the slots: their top-n
-        # widths, and how many ask for raw log-probabilities, reorder tokens (penalties or bias), or both.
+        # them (Sampler._batch_summary for device slots, the warm-ups' widths) costs no walk over the
+        # slots: their `logprobs` values, and how many are of each of row_kinds' kinds.
         self.widths: Counter = Counter()
         self.kinds: Counter = Counter()
 
@@ -157,12 +166,13 @@ class SlotTable:
 
     def _tally(self, slot: int, sign: int) -> None:
         """Count the request in `slot` into the running tallies (sign 1) or out of them (-1)."""
-        p, f = self.host[slot], self.host_flags[slot]
-        self.widths[p.logprobs or 0] += sign
-        raw = bool(f & LOGPROBS) and not f & LOGPROBS_PROCESSED
-        for kind, holds in (("raw", raw), ("raw_reordering", raw and bool(f & REORDERING)),
-                            ("reordering", bool(f & REORDERING))):
+        self.widths[self.host[slot].logprobs] += sign
+        for kind, holds in row_kinds(self.host_flags[slot]).items():
             self.kinds[kind] += sign * holds
+
+    def admitted_widths(self) -> set:
+        """The `logprobs` values (None included) of the admitted requests."""
+        return {w for w, c in self.widths.items() if c > 0}
 
     def _staged(self, t: torch.Tensor) -> torch.Tensor:
         """A host tensor ready for an asynchronous copy to the table's device: in pinned memory there

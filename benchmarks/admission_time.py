@@ -1,9 +1,12 @@
 """Host time of Sampler.add_request while the GPU is busy (GPU machine): four admissions in a row behind
 tens of milliseconds of queued matrix products, each timed, then where the last one's time goes
 (cProfile's top functions by own time). An admission that waited for the queued work would take about
-as long as the work.
+as long as the work. Then probes (run 120 found the first admission behind fresh work ~30 ms, the next
+1-2 ms, inside SlotTable.assign's own tensor writes), with --probes in a process of their own: each
+kind of write an admission makes, alone, on tensors of its own, timed behind fresh queued work, twice
+(the process's first and second time of each kind).
 
-    python3 benchmarks/admission_time.py
+    python3 benchmarks/admission_time.py [--probes]
 """
 import cProfile
 import pstats
@@ -51,5 +54,31 @@ def main():
         print(f"{tt * 1e3:8.3f} ms own {ct * 1e3:8.3f} ms cum {nc:4d} calls {name} ({f.split('/')[-1]}:{line})")
 
 
+def probes():
+    """Each kind of write an admission makes, timed alone behind fresh queued work: which of them waits?"""
+    d = "cuda"
+    i32, f64, i64 = (torch.zeros(16, dtype=t, device=d) for t in (torch.int32, torch.float64, torch.int64))
+    rows = torch.zeros(16, 4800, dtype=torch.int32, device=d)
+    kinds = {
+        "int32 element = int": lambda: i32.__setitem__(3, 5),
+        "float64 element = float": lambda: f64.__setitem__(3, 0.5),
+        "int64 element = big int": lambda: i64.__setitem__(3, -(1 << 62)),
+        "element fill_": lambda: i32[4].fill_(6),
+        "pin_memory + copy_ non_blocking": lambda: rows[2].copy_(torch.arange(4800, dtype=torch.int32).pin_memory(),
+                                                                non_blocking=True),
+        "row zero_": lambda: rows[5].zero_(),
+        "torch.empty": lambda: torch.empty(1000, device=d),
+    }
+    for rep in ("first", "second"):
+        for name, fn in kinds.items():
+            torch.cuda.synchronize()
+            busy()
+            t0 = time.perf_counter()
+            fn()
+            dt = (time.perf_counter() - t0) * 1e3
+            torch.cuda.synchronize()
+            print(f"probe ({rep}) {name}: {dt:.3f} ms behind fresh queued work", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    probes() if "--probes" in sys.argv else main()

@@ -142,10 +142,10 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
 
 def host_breakdown(n: int, v: int, reps: int = 300) -> None:
     """Where an eager call's host time goes (device slots and positions, the standard mix): the whole
-    call, then with both kernel launches replaced by no-ops (launch.Launcher._go: validation, plan
+    call, then with both kernel launches replaced by no-ops (host_ab.no_launches: validation, plan
     lookup, output allocation, argument lists), each with new outputs and into persistent ones
     (sample(out=...)); the C launches are the difference. Best of five rounds."""
-    from sonicsampler import launch
+    from benchmarks.host_ab import no_launches
     s, slots, positions, _ = make_sampler("top_p", n, v)
     x = gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(0))
     buf = s.sample(x, slots, positions)
@@ -162,12 +162,11 @@ def host_breakdown(n: int, v: int, reps: int = 300) -> None:
         return best
 
     whole, whole_out = per_call(), per_call(out=buf)
-    real = launch.Launcher.__dict__["_go"]   # the staticmethod itself, to put back as it was
-    launch.Launcher._go = staticmethod(lambda *a: None)
+    restore = no_launches(s)
     try:
         bare, bare_out = per_call(), per_call(out=buf)
     finally:
-        launch.Launcher._go = real
+        restore()
     print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us ({whole_out:.1f} with out=), without the two "
           f"C launches {bare:.1f} us ({bare_out:.1f} with out=): the launches {whole - bare:.1f} us, the outputs' "
           f"allocation {bare - bare_out:.1f} us net of out='s check", flush=True)

@@ -88,3 +88,23 @@ def test_draft_counts_made_under_graph_capture_are_not_kept(monkeypatch):
     monkeypatch.setattr(verification_mod, "_capturing", lambda dev: False)
     s.verify(x, drafts, [0, 1], [1, 1])
     assert list(s._full_drafts) == [(2, 2)] and s._full_drafts[(2, 2)].tolist() == [2, 2]
+
+
+launch_mod = importlib.import_module("sonicsampler.launch")
+
+
+def test_a_direct_launch_that_passes_other_arguments_is_caught(monkeypatch):
+    """The direct launch (launch._direct: the arguments bound in a generated function) is checked under
+    the interpreter, at every launch of a recorded key, against what Triton's runner takes: here it is
+    built with the first two fixed values swapped."""
+    real = launch_mod._direct
+
+    def swapped(bare, grid, fixed, tail, dynamic, tensors):
+        fixed = list(fixed)
+        free = [i for i in range(len(fixed)) if i not in dynamic]
+        fixed[free[0]], fixed[free[1]] = fixed[free[1]], fixed[free[0]]
+        return real(bare, grid, fixed, tail, dynamic, tensors)
+
+    monkeypatch.setattr(launch_mod, "_direct", swapped)
+    with pytest.raises(AssertionError, match="direct launch passes"):
+        _steps(_sampler(300), 300)

@@ -99,6 +99,50 @@ def test_out_that_does_not_fit_is_refused_before_launch():
     refused((good.tokens,), "must be a SampleOutput")
 
 
+def test_out_checked_once_is_checked_again_when_it_changes():
+    """sample(out=...) skips the check for the buffers the last checked call had (Sampler._out_addresses):
+    a field replaced in place, a draft field replaced, another batch size or the same buffers with
+    another draft option must still be refused before launch."""
+    s = new_sampler()
+    x = torch.randn(N, V).to(torch.bfloat16)
+    out = s.sample(x, list(range(N)), [0] * N, return_draft_probs=True)
+    assert s.sample(x, list(range(N)), [1] * N, out=out, return_draft_probs=True) is out   # checked, kept
+    counts = s.table.counts.clone()
+
+    def refused(match, rows=N, **kw):
+        with pytest.raises(SamplingInputError, match=match):
+            s.sample(x[:rows], list(range(rows)), [2] * rows, out=out, **kw)
+        assert torch.equal(s.table.counts, counts)
+
+    refused("draft_probs must be None", return_draft_probs=False)
+    refused(r"tokens must be .*\(4,\)", rows=N - 1, return_draft_probs=True)
+    good_probs = out.draft_probs.probs
+    out.draft_probs.probs = good_probs[:, :, :-1]
+    refused(r"draft_probs.probs must be .*\(5, 1, 32\)", return_draft_probs=True)
+    out.draft_probs.probs = good_probs
+    out.logprob = out.logprob.double()
+    refused("logprob must be .* torch.float32", return_draft_probs=True)
+
+
+def test_device_slots_checked_once_are_checked_again_when_they_change(monkeypatch):
+    """Device slots and positions that passed the last call's checks are used unchecked
+    (Sampler._slots_positions); other tensors, or the same ones for another row count, are checked. CPU
+    tensors stand in for device ones here."""
+    monkeypatch.setattr(Sampler, "on_host", staticmethod(lambda v: not torch.is_tensor(v)))
+    s = new_sampler()
+    x = torch.randn(N, V).to(torch.bfloat16)
+    slots, pos = torch.arange(N), torch.zeros(N, dtype=torch.int64)
+    s.sample(x, slots, pos)
+    assert s._rows_checked[0] is slots and s._rows_checked[2] == N
+    s.sample(x, slots, pos)
+    with pytest.raises(SamplingInputError, match="slots: must be a contiguous int64"):
+        s.sample(x, slots.int(), pos)
+    with pytest.raises(SamplingInputError, match=r"positions: must be a contiguous int64 \(4,\)"):
+        s.sample(x[:4], slots[:4], pos)
+    with pytest.raises(SamplingInputError, match=r"slots: must be a contiguous int64 \(4,\)"):
+        s.sample(x[:4], slots, pos)
+
+
 def test_out_of_an_empty_batch():
     s = new_sampler()
     x = torch.zeros(0, V, dtype=torch.bfloat16)

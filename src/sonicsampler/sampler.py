@@ -10,6 +10,7 @@ and valid = False.
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 
 import torch
@@ -102,6 +103,10 @@ class Sampler:
         self._verify_plans: dict[tuple, dict] = {}          # verification's part of a plan (verification.py)
         self._summary_key, self._summary = None, (0, False, False, False)
         self._host_summary_key, self._host_summary = None, None
+        self._out_checked = None   # the last checked sample(out=...): ((rows, width, draft), its objects)
+        self._rows_checked = None   # the last checked device slots and positions, and their row count
+        # CPU tensors run only under the interpreter (check_logits)
+        self._device_ok = self.table.device.type == "cuda" or INTERPRETED
 
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
@@ -277,7 +282,12 @@ class Sampler:
     def _slots_positions(self, slots, positions, n):
         """sample's slots and positions as (n,) int64 device tensors, and the host slots (None when the
         slots came as a device tensor). Host values are checked, then copied to the device together:
-        one copy from pageable memory instead of two."""
+        one copy from pageable memory instead of two. Device tensors that the last call's checks passed
+        for the same row count are used again unchecked: an engine passes the same buffers every step
+        (the launches read their addresses anew each call)."""
+        memo = self._rows_checked
+        if memo is not None and slots is memo[0] and positions is memo[1] and n == memo[2]:
+            return slots, positions, None
         if self.on_host(slots) and self.on_host(positions):
             s_host = self._host_rows("slots", slots, n, self._check_slot, all_good=self._slots_all_good)
             p_host = self._host_rows("positions", positions, n, self._check_position,
@@ -296,6 +306,8 @@ class Sampler:
         if slots_host is not None:
             self._check_distinct(slots_host)
         pos_dev, _ = self._rows("positions", positions, n, self._check_position)
+        if slots_host is None and slots_dev is slots and pos_dev is positions:
+            self._rows_checked = (slots, positions, n)
         return slots_dev, pos_dev, slots_host
 
     @staticmethod
@@ -339,16 +351,52 @@ class Sampler:
         exactly the shape, dtype and device this call would allocate, contiguous and 16-byte aligned,
         and must not overlap another or the inputs (not checked); a previous call's result with the same
         rows, top-n width and draft option fits."""
-        self.check_logits("logits", logits)
-        n = logits.shape[0]
+        n = self._logits_rows(logits)
         slots_dev, pos_dev, slots_host = self._slots_positions(slots, positions, n)
-        self.check_grammar_bitmask(grammar_bitmask, n)
+        if grammar_bitmask is not None:
+            self.check_grammar_bitmask(grammar_bitmask, n)
 
         has_mask = grammar_bitmask is not None
         n_top, raw_rows_processed, penalised, shared = self._batch_summary(slots_host, has_mask)
         plan = self._plan(n, logits.dtype, has_mask, n_top, raw_rows_processed, return_draft_probs,
                           penalised=penalised, shared=shared)
         return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask, out)
+
+    def _logits_rows(self, logits) -> int:
+        """check_logits for sample's logits, on its hot path: one pass of the cheap tests, and
+        check_logits itself (which raises, naming what does not fit) only when one fails. Returns the
+        row count."""
+        try:
+            shape, stride = logits.shape, logits.stride()
+            fits = (len(shape) == 2 and shape[1] == self.vocab_size and stride[1] == 1 and logits.dtype in _SUPPORTED
+                    and logits.device == self.table.device and self._device_ok)
+        except (AttributeError, TypeError):   # not a tensor
+            fits = False
+        if not fits:
+            self.check_logits("logits", logits)
+        return shape[0]
+
+    def _out_addresses(self, out, n: int, n_top: int, draft: bool, plan: dict) -> tuple:
+        """The addresses stage 2 writes `sample(out=...)`'s results at (tokens, valid, logprob, top-n ids and
+        log-probabilities, exact, dropped mass, then the draft's ids, probabilities and `complete`, or
+        the tokens', log-probabilities' and validity's when no draft is asked). out is checked
+        (outputs.check_out) unless its tensors are those of the last call that was, for the same rows,
+        width and draft option: an engine passes the same buffers every step, and the check costs ~3 µs
+        of host time. (The addresses are read every call: a buffer reallocated in place is seen.)"""
+        d = out.draft_probs if isinstance(out, SampleOutput) else None
+        held = (out, out.tokens, out.valid, out.logprob, out.top_token_ids, out.top_logprobs, out.exact,
+                out.dropped_mass, d, d and d.token_ids, d and d.probs, d and d.complete) \
+            if isinstance(out, SampleOutput) else None
+        memo = self._out_checked
+        if (held is None or memo is None or memo[0] != (n, n_top, draft)
+                or not all(map(operator.is_, held, memo[1]))):
+            check_out(out, n, n_top, self.bound if draft else 0, self.table.device)
+            self._out_checked = ((n, n_top, draft), held)
+        top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
+        tokens, valid, logprob = out.tokens.data_ptr(), out.valid.data_ptr(), out.logprob.data_ptr()
+        drafted = (d.token_ids.data_ptr(), d.probs.data_ptr(), d.complete.data_ptr()) if draft else (tokens, logprob, valid)
+        return (tokens, valid, logprob, top_ids.data_ptr(), top_lp.data_ptr(), out.exact.data_ptr(),
+                out.dropped_mass.data_ptr(), n_top, *drafted)
 
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
@@ -377,50 +425,62 @@ class Sampler:
                                          torch.empty((n, 1, c), dtype=torch.float32, device=dev),
                                          complete8.view(torch.bool))
             result = SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
+            if n == 0:
+                return result
+            tp, lpp = tokens.data_ptr(), logprob.data_ptr()
+            drafted = (draft.token_ids.data_ptr(), draft.probs.data_ptr(), complete8.data_ptr()) if draft else \
+                (tp, lpp, valid.data_ptr())
+            outs = (tp, valid.data_ptr(), lpp, top_ids.data_ptr(), top_lp.data_ptr(), exact.data_ptr(),
+                    dropped.data_ptr(), n_top, *drafted)
         else:
-            check_out(out, n, n_top, self.bound if return_draft_probs else 0, dev)
-            tokens, valid, logprob, exact, dropped, draft = (out.tokens, out.valid, out.logprob, out.exact,
-                                                             out.dropped_mass, out.draft_probs)
-            # (n, 0) top-n outputs: the kernels get the plan's (a zero-size tensor may have a null address)
-            top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
-            if return_draft_probs:
-                complete8 = draft.complete.view(torch.int8)
-            else:
-                draft = None
+            outs = self._out_addresses(out, n, n_top, return_draft_probs, plan)
             result = out
-        if n == 0:
-            return result
+            if n == 0:
+                return result
 
-        mask, mask_stride = self.mask_args(grammar_bitmask)
+        if grammar_bitmask is None:
+            mask, mask_stride = t.token_bits, 0   # any int32 pointer: unread
+        else:
+            mask, mask_stride = grammar_bitmask, grammar_bitmask.stride(0)
         stride = logits.stride(0)
         sc = plan["scratch"]
-        # What can differ between calls with one plan; the rest is this Sampler's or the plan's.
-        key = (plan["key"], tensor_spec(logits), int_spec(stride), tensor_spec(slots_dev),
-               tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride))
+        # The per-call addresses, read once: both launches take them as ints (launch.Launcher's direct
+        # launch). What Triton specialises on among them (16-byte alignment; the strides' int_spec) is
+        # the launches' key with the plan; the rest is this Sampler's or the plan's.
+        lp, sp, pp, mp = logits.data_ptr(), slots_dev.data_ptr(), pos_dev.data_ptr(), mask.data_ptr()
+        key = (plan["key"], lp & 15 == 0, int_spec(stride), sp & 15 == 0, pp & 15 == 0, mp & 15 == 0,
+               int_spec(mask_stride))
         # The arguments at _DYNAMIC1 / _DYNAMIC2, in order; the whole tuples are built only when a
         # launcher needs them (launch.Launcher.launch).
-        dyn1 = (logits, stride, slots_dev, pos_dev, mask, mask_stride)
+        dyn1 = (lp, stride, sp, pp, mp, mask_stride)
         self._stage1.launch(
             (plan["z"] * n,), key, dyn1,
             lambda: (logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *self.prologue_args(grammar_bitmask),
                      t.seed, sc["cand"], sc["compact"], sc["stats"], sc["best"], sc["best_idx"], plan["z"]),
             plan["const1"], _DYNAMIC1)
-        # Without draft outputs the kernel never touches those pointers: any tensors of their dtypes do.
-        d_ids, d_probs, d_complete = (draft.token_ids, draft.probs, complete8) if draft else (tokens, logprob, valid)
-        i8 = torch.int8   # the kernel's int8 views of the bool outputs (same addresses: dyn may give either)
-        self._stage2.launch(
-            (n + plan["help"],), key,
-            dyn1 + (tokens, valid, logprob, top_ids, top_lp, exact, dropped, n_top, d_ids, d_probs, d_complete),
-            lambda: (logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags, *self.prologue_args(grammar_bitmask),
-                     t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"], sc["stats"], sc["best"],
-                     sc["best_idx"], sc["refill"], plan["z"], tokens, valid.view(i8), logprob, top_ids, top_lp,
-                     exact.view(i8), dropped, sc["raw_lse"], n_top, d_ids, d_probs,
-                     d_complete.view(i8) if d_complete.dtype == torch.bool else d_complete, sc["board"], sc["ipar"],
-                     sc["fpar"], sc["part"], sc["tb"], n, plan["help"], sc["sync"], self.long_claim),
-            plan["const2"], _DYNAMIC2)
+        self._stage2.launch((n + plan["help"],), key, dyn1 + outs, lambda: self._stage2_args(
+            plan, logits, stride, slots_dev, pos_dev, grammar_bitmask, result), plan["const2"], _DYNAMIC2)
         if raw_rows_processed and n_top > 0:
-            self._raw_top(logits, slots_dev, valid, sc["raw_lse"], n_top, top_ids, top_lp)
+            self._raw_top(logits, slots_dev, result.valid, sc["raw_lse"], n_top, result.top_token_ids,
+                          result.top_logprobs)
         return result
+
+    def _stage2_args(self, plan, logits, stride, slots_dev, pos_dev, grammar_bitmask, result) -> tuple:
+        """Stage 2's whole argument tuple (launch.Launcher.launch's build). Without draft outputs the
+        kernel never touches those pointers: any tensors of their dtypes do. The bool outputs go as the
+        int8 views the kernel stores (same addresses)."""
+        t, sc, i8 = self.table, plan["scratch"], torch.int8
+        n, n_top = plan["key"][0], plan["key"][3]
+        top_ids, top_lp = (result.top_token_ids, result.top_logprobs) if n_top else plan["no_top"]
+        d = result.draft_probs
+        d_ids, d_probs, d_complete = (d.token_ids, d.probs, d.complete) if d is not None else \
+            (result.tokens, result.logprob, result.valid)
+        return (logits, stride, self.vocab_size, slots_dev, t.max_slots, pos_dev, t.flags,
+                *self.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"],
+                sc["stats"], sc["best"], sc["best_idx"], sc["refill"], plan["z"], result.tokens, result.valid.view(i8),
+                result.logprob, top_ids, top_lp, result.exact.view(i8), result.dropped_mass, sc["raw_lse"], n_top,
+                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["part"], sc["tb"], n,
+                plan["help"], sc["sync"], self.long_claim)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
         """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows

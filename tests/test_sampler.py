@@ -451,9 +451,11 @@ def test_direct_launches_get_every_parameter():
     s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK)
     s.add_request(0, SamplingParams(temperature=0.7, top_k=3, seed=1))
     s.sample(torch.randn(1, V).to(torch.bfloat16), [0], [0])
-    (_, tail1, fixed1, bare1), = s._stage1._compiled.values()
-    (_, tail2, fixed2, bare2), = s._stage2._compiled.values()
+    (_, tail1, fixed1, bare1, direct1, _, _), = s._stage1._compiled.values()
+    (_, tail2, fixed2, bare2, direct2, _, _), = s._stage2._compiled.values()
     assert bare1 is None and bare2 is None      # the interpreter launches through Triton, never bare
+    # ... but builds the direct launches, with a recorder in place of the C launch (launch._check)
+    assert direct1 is not None and direct2 is not None
     # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU), SKIP_UNTRUNCATED
     assert tail1[-5:] == (None, 1, False, False, True)
     n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)

@@ -9,6 +9,7 @@ rounds of 300 calls without synchronisation, with new outputs and into persisten
 this code with its two launches made no-ops (what is left is Python).
 
     python3 benchmarks/host_ab.py --old .ab/pkg [--rows 1,32,128] [--rounds 3]
+    python3 benchmarks/host_ab.py --old .ab/pkg --verify 1,32      # verification's (γ = 3) instead
 """
 from __future__ import annotations
 
@@ -66,16 +67,56 @@ def no_launches(s):
     return restore
 
 
+def verify_ab(new_pkg, old_pkg, sizes, v: int, rounds: int, gamma: int = 3) -> None:
+    """Verification's eager host time, both codes alternating: B requests, γ = 3, the standard mix's target
+    rows, one-hot drafts, device slots / positions / drafts, new outputs and out=."""
+    for bsz in sizes:
+        logits = gumbel((bsz * (gamma + 1), v), "cuda", torch.Generator(device="cuda").manual_seed(1))
+        drafts = torch.randint(0, v, (bsz, gamma), device="cuda")
+        runs, emitted = {}, {}
+        for name, pkg in (("new", new_pkg), ("old", old_pkg)):
+            s, slots, positions = make(pkg, bsz, v)
+            first = s.verify(logits, drafts, slots, positions)
+            emitted[name] = (first.tokens.clone(), first.num_emitted.clone())
+            buf = s.verify(logits, drafts, slots, positions)
+            for _ in range(20):
+                s.verify(logits, drafts, slots, positions, out=buf)
+            torch.cuda.synchronize()
+            runs[name] = (s, slots, positions, buf)
+        same = all(torch.equal(a, b) for a, b in zip(emitted["new"], emitted["old"]))
+        times: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for name in ("new", "old"):
+                s, slots, positions, buf = runs[name]
+                for label, kw in ((name, {}), (name + " out=", {"out": buf})):
+                    best = float("inf")
+                    for _ in range(5):
+                        torch.cuda.synchronize()
+                        t0 = time.perf_counter()
+                        for _ in range(300):
+                            s.verify(logits, drafts, slots, positions, **kw)
+                        best = min(best, (time.perf_counter() - t0) / 300 * 1e6)
+                        torch.cuda.synchronize()
+                    times.setdefault(label, []).append(best)
+        cells = ", ".join(f"{k} {min(t):.1f} ({' / '.join(f'{x:.1f}' for x in t)})" for k, t in times.items())
+        print(f"host ab verify B={bsz} gamma={gamma} V={v}: first step's tokens equal {same}; us per eager call, "
+              f"best (each round): {cells}", flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--old", required=True, help="directory holding the older code as package sonicsampler_old")
     ap.add_argument("--rows", default="1,32,128")
     ap.add_argument("--vocab", type=int, default=151936)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--verify", default="", help="request counts B of a verification A/B (γ = 3) instead")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(Path(a.old).resolve()))
     new_pkg = importlib.import_module("sonicsampler")
     old_pkg = importlib.import_module("sonicsampler_old")
+    if a.verify:
+        verify_ab(new_pkg, old_pkg, [int(b) for b in a.verify.split(",")], a.vocab, a.rounds)
+        return
     for n in map(int, a.rows.split(",")):
         x = gumbel((n, a.vocab), "cuda", torch.Generator(device="cuda").manual_seed(0))
         runs = {}

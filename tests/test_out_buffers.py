@@ -205,3 +205,28 @@ def test_verify_out_that_does_not_fit_is_refused_before_launch():
             s.verify(x, d, list(range(N)), [0] * N, out=bad)
         assert e.value.field == "out"
         assert torch.equal(s.table.counts, counts)
+
+
+def test_verify_out_checked_once_is_checked_again_when_it_changes():
+    """verify(out=...) skips the check for the buffers of the last checked call (verification._check_out_kept);
+    a field replaced in place, or the same buffers for another batch or γ, are checked again."""
+    s = new_sampler()
+    x = torch.randn(N * 3, V).to(torch.bfloat16)
+    d = torch.zeros(N, 2, dtype=torch.int64)
+    out = s.verify(x, d, list(range(N)), [0] * N)
+    assert s.verify(x, d, list(range(N)), [1] * N, out=out) is out    # checked, kept
+    counts = s.table.counts.clone()
+
+    def refused(match, x=x, d=d, bsz=N):
+        with pytest.raises(SamplingInputError, match=match) as e:
+            s.verify(x, d, list(range(bsz)), [2] * bsz, out=out)
+        assert e.value.field == "out"
+        assert torch.equal(s.table.counts, counts)
+
+    refused(r"tokens must be .*\(5, 2\)", x=x[:N * 2], d=d[:, :1])
+    refused(r"tokens must be .*\(4, 3\)", x=x[:12], d=d[:4], bsz=4)
+    good = out.num_accepted
+    out.num_accepted = good[:-1]
+    refused(r"num_accepted must be .*\(5,\)")
+    out.num_accepted = good
+    assert s.verify(x, d, list(range(N)), [3] * N, out=out) is out

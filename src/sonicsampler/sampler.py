@@ -105,6 +105,7 @@ class Sampler:
         self._host_summary_key, self._host_summary = None, None
         self._out_checked = None   # the last checked sample(out=...): ((rows, width, draft), its objects)
         self._rows_checked = None   # the last checked device slots and positions, and their row count
+        self._verify_out_checked = None   # the last checked verify(out=...) (verification._check_out_kept)
         # one tensor of each output dtype on the device, whose new_empty allocates sample's outputs
         self._empties = tuple(torch.empty(1, dtype=d, device=self.table.device)
                               for d in (torch.int64, torch.float32, torch.bool))
@@ -288,8 +289,7 @@ class Sampler:
         one copy from pageable memory instead of two. Device tensors that the last call's checks passed
         for the same row count are used again unchecked: an engine passes the same buffers every step
         (the launches read their addresses anew each call)."""
-        memo = self._rows_checked
-        if memo is not None and slots is memo[0] and positions is memo[1] and n == memo[2]:
+        if self._rows_kept(slots, positions, n):
             return slots, positions, None
         if self.on_host(slots) and self.on_host(positions):
             s_host = self._host_rows("slots", slots, n, self._check_slot, all_good=self._slots_all_good)
@@ -309,9 +309,19 @@ class Sampler:
         if slots_host is not None:
             self._check_distinct(slots_host)
         pos_dev, _ = self._rows("positions", positions, n, self._check_position)
-        if slots_host is None and slots_dev is slots and pos_dev is positions:
-            self._rows_checked = (slots, positions, n)
+        self._keep_rows(slots, positions, slots_dev, pos_dev, n)
         return slots_dev, pos_dev, slots_host
+
+    def _rows_kept(self, slots, positions, n: int) -> bool:
+        """Whether slots and positions are the device tensors the last checked call (sample's or
+        verify's) passed for n rows: their checks (dtype, shape, layout, device) hold again."""
+        memo = self._rows_checked
+        return memo is not None and slots is memo[0] and positions is memo[1] and n == memo[2]
+
+    def _keep_rows(self, slots, positions, slots_dev, pos_dev, n: int) -> None:
+        """Remember slots and positions once checked, when both were device tensors used as given."""
+        if slots_dev is slots and pos_dev is positions:
+            self._rows_checked = (slots, positions, n)
 
     @staticmethod
     def _check_distinct(slots: list) -> None:
@@ -365,10 +375,9 @@ class Sampler:
                           penalised=penalised, shared=shared)
         return self._launch(plan, logits, slots_dev, pos_dev, grammar_bitmask, out)
 
-    def _logits_rows(self, logits) -> int:
-        """check_logits for sample's logits, on its hot path: one pass of the cheap tests, and
-        check_logits itself (which raises, naming what does not fit) only when one fails. Returns the
-        row count."""
+    def _logits_rows(self, logits, name: str = "logits", layout: str = "") -> int:
+        """check_logits on the hot path (rows free): one pass of the cheap tests, and check_logits itself
+        (which raises, naming what does not fit) only when one fails. Returns the row count."""
         try:
             shape, stride = logits.shape, logits.stride()
             fits = (len(shape) == 2 and shape[1] == self.vocab_size and stride[1] == 1 and logits.dtype in _SUPPORTED
@@ -376,7 +385,7 @@ class Sampler:
         except (AttributeError, TypeError):   # not a tensor
             fits = False
         if not fits:
-            self.check_logits("logits", logits)
+            self.check_logits(name, logits, layout=layout)
         return shape[0]
 
     def _out_addresses(self, out, n: int, n_top: int, draft: bool, plan: dict) -> tuple:

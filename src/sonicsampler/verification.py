@@ -9,12 +9,14 @@ they are validated first, like `Sampler.sample`'s.
 """
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from .errors import SamplingInputError
 from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
-from .launch import int_spec, tensor_spec
+from .launch import int_spec
 from .outputs import SparseDraftProbs, VerifyOutput, check_verify_out
 from .topk import _pow2_at_least
 
@@ -61,6 +63,8 @@ def _draft_ids(sampler, draft_token_ids, dev):
         return draft_token_ids.to(dev, torch.int64).contiguous(), draft_token_ids.tolist()
     if draft_token_ids.device != dev:
         raise SamplingInputError("draft_token_ids", f"is on {draft_token_ids.device}, the Sampler's state is on {dev}")
+    if draft_token_ids.dtype is torch.int64 and draft_token_ids.is_contiguous():
+        return draft_token_ids, None   # as the kernels read it: no conversion call (host time)
     return draft_token_ids.to(torch.int64).contiguous(), None
 
 
@@ -136,23 +140,16 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
           "consts2": dict(G_PAD=_pow2_at_least(g), DRAFT=kind,
                           **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
                           **plan["rows2"])}
+    # their addresses, as verification's stage 2 takes them (ints: launch.Launcher's direct launch)
+    vp["addresses"] = tuple(vp[name].data_ptr() for name in ("res_tok", "res_bits", "res_lp", "arrived"))
     if not _capturing(dev):
         sampler._verify_plans[key] = vp
     return vp
 
 
-def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
-           grammar_bitmask=None, out=None, _penalised=None, _tops=None) -> VerifyOutput:
-    # _penalised (Sampler.warmup_verify): plan for a batch with (True) or without penalties, bias or a
-    # mask whatever the admitted requests say, so that both variants compile before serving.
-    t, v = sampler.table, sampler.vocab_size
-    dev = t.device
-    ids, ids_host = _draft_ids(sampler, draft_token_ids, dev)
-    bsz, gamma = ids.shape
-    g = gamma + 1
-    n = bsz * g
-    sampler.check_logits("target_logits", target_logits, n, " (B*(γ+1) rows, request-major)")
-
+def _request_checks(sampler, gamma: int):
+    """Per-request checks of host values (Sampler._rows' `check`), each raising naming the request: a
+    slot (holding a request, one request per slot), a position (room for γ more), a draft count (0..γ)."""
     seen: dict[int, int] = {}
 
     def check_slot(i, s):
@@ -169,8 +166,29 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= gamma:
             raise SamplingInputError("num_draft_tokens", f"must be an integer in 0..{gamma}, got {c!r}", i)
 
-    slots_dev, slots_host = sampler._rows("slots", slots, bsz, check_slot, per="request")
-    pos_dev, _ = sampler._rows("positions", positions, bsz, check_position, per="request")
+    return check_slot, check_position, check_count
+
+
+def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_draft_tokens=None, draft_probs=None,
+           grammar_bitmask=None, out=None, _penalised=None, _tops=None) -> VerifyOutput:
+    # _penalised (Sampler.warmup_verify): plan for a batch with (True) or without penalties, bias or a
+    # mask whatever the admitted requests say, so that both variants compile before serving.
+    t, v = sampler.table, sampler.vocab_size
+    dev = t.device
+    ids, ids_host = _draft_ids(sampler, draft_token_ids, dev)
+    bsz, gamma = ids.shape
+    g = gamma + 1
+    n = bsz * g
+    if sampler._logits_rows(target_logits, "target_logits", " (B*(γ+1) rows, request-major)") != n:
+        sampler.check_logits("target_logits", target_logits, n, " (B*(γ+1) rows, request-major)")
+
+    if sampler._rows_kept(slots, positions, bsz):   # the last call's device slots and positions (sample's too)
+        slots_dev, pos_dev, slots_host = slots, positions, None
+    else:
+        check_slot, check_position, _ = _request_checks(sampler, gamma)
+        slots_dev, slots_host = sampler._rows("slots", slots, bsz, check_slot, per="request")
+        pos_dev, _ = sampler._rows("positions", positions, bsz, check_position, per="request")
+        sampler._keep_rows(slots, positions, slots_dev, pos_dev, bsz)
     if num_draft_tokens is None:
         # γ for every request, kept per (B, γ): the kernels only read it (a fill launch per call before).
         # Not kept when made under CUDA-graph capture: the fill would only run at the graph's replays.
@@ -181,7 +199,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                 sampler._full_drafts[(bsz, gamma)] = counts_dev
         counts_host = None
     else:
-        counts_dev, counts_host = sampler._rows("num_draft_tokens", num_draft_tokens, bsz, check_count, per="request")
+        counts_dev, counts_host = sampler._rows("num_draft_tokens", num_draft_tokens, bsz,
+                                                _request_checks(sampler, gamma)[2], per="request")
     if ids_host is not None:
         for b in range(bsz):
             nb = gamma if counts_host is None else counts_host[b]
@@ -189,7 +208,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
             if bad:
                 raise SamplingInputError("draft_token_ids", f"token {bad[0]} is outside the vocabulary of size {v}", b)
     kind, q, q_strides, q_ids, qi_strides, k = _draft_probs(draft_probs, bsz, gamma, v, dev)
-    sampler.check_grammar_bitmask(grammar_bitmask, n)
+    if grammar_bitmask is not None:
+        sampler.check_grammar_bitmask(grammar_bitmask, n)
 
     has_mask = grammar_bitmask is not None
     n_top, raw_rows_processed, penalised, _shared = sampler._batch_summary(slots_host, has_mask)
@@ -205,9 +225,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
         result = None
     else:   # the caller's buffers (Sampler.verify(out=...)); the kernels store int8 at valid / exact
-        check_verify_out(out, bsz, g, n_top, dev)
+        _check_out_kept(sampler, out, bsz, g, n_top)
         tokens, n_emit, n_acc, logprob = out.tokens, out.num_emitted, out.num_accepted, out.logprob
-        valid, exact = out.valid.view(torch.int8), out.exact.view(torch.int8)
+        valid, exact = out.valid, out.exact
         top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else vp["no_top"]
         result = out
     if bsz == 0:
@@ -223,14 +243,16 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     q_arg = q if q is not None else drafts           # unused pointers (the DRAFT kind prunes their loads)
     ids_arg = q_ids if q_ids is not None else drafts
     res_tok, res_bits, res_lp, arrived = vp["res_tok"], vp["res_bits"], vp["res_lp"], vp["arrived"]
-    # Both launches through launch.Launcher (as sample's): what Triton specialises on among the values
-    # that can change between calls of one plan, then only those values (the whole argument tuples
-    # are built on a key's first launch).
-    key = ("verify", plan["key"], g, kind, tensor_spec(target_logits), int_spec(stride), tensor_spec(slots_dev),
-           tensor_spec(pos_dev), tensor_spec(mask), int_spec(mask_stride), tensor_spec(drafts), int_spec(gamma),
-           tensor_spec(counts_dev), tensor_spec(q_arg), *map(int_spec, q_strides), tensor_spec(ids_arg),
-           *map(int_spec, qi_strides), int_spec(k), int_spec(n_top))
-    head1 = (target_logits, stride, slots_dev, pos_dev, mask, mask_stride)
+    # Both launches through launch.Launcher (as sample's), given the per-call addresses as ints, each
+    # read once; the key holds what Triton specialises on among them (16-byte alignment, the ids'
+    # dtype; the integers' int_spec). The whole argument tuples are built on a key's first launch.
+    a_logits, a_slots, a_pos, a_mask = target_logits.data_ptr(), slots_dev.data_ptr(), pos_dev.data_ptr(), mask.data_ptr()
+    a_drafts, a_counts, a_q, a_ids = drafts.data_ptr(), counts_dev.data_ptr(), q_arg.data_ptr(), ids_arg.data_ptr()
+    key = ("verify", plan["key"], g, kind, a_logits & 15 == 0, int_spec(stride), a_slots & 15 == 0, a_pos & 15 == 0,
+           a_mask & 15 == 0, int_spec(mask_stride), a_drafts & 15 == 0, int_spec(gamma), a_counts & 15 == 0,
+           a_q & 15 == 0, *map(int_spec, q_strides), a_ids & 15 == 0, ids_arg.dtype, *map(int_spec, qi_strides),
+           int_spec(k), int_spec(n_top))
+    head1 = (a_logits, stride, a_slots, a_pos, a_mask, mask_stride)
 
     def args1():
         c = plan["const1"]
@@ -239,16 +261,18 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                 sc["best_idx"], z,
                 *(c[name] for name in _STAGE1_CONSTEXPRS), drafts, g)
 
-    sampler._stage1.launch((z * n,), key, head1 + (drafts, g), args1, vp["opts1"], _DYNAMIC1)
-    outs = (res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid, logprob, exact)
+    sampler._stage1.launch((z * n,), key, head1 + (a_drafts, g), args1, vp["opts1"], _DYNAMIC1)
+    i8 = torch.int8
     sampler._verify2.launch(
-        (n,), key, (target_logits, stride, slots_dev, pos_dev, mask, mask_stride, drafts, gamma, counts_dev, q_arg,
-                    *q_strides, ids_arg, *qi_strides, k, *outs, top_ids, top_lp, n_top),
+        (n,), key, head1 + (a_drafts, gamma, a_counts, a_q, *q_strides, a_ids, *qi_strides, k, *vp["addresses"],
+                            tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(),
+                            logprob.data_ptr(), exact.data_ptr(), top_ids.data_ptr(), top_lp.data_ptr(), n_top),
         lambda: (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
                  *sampler.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed,
                  drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
                  sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
-                 *outs, t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top),
+                 res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid.view(i8), logprob, exact.view(i8),
+                 t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top),
         vp["consts2"], _DYNAMIC2)
     if raw_rows_processed and n_top > 0:
         # Raw top-n of rows whose processing reorders tokens, as in sample: an exact top-n of the
@@ -257,9 +281,20 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         row_slots = slots_dev[:, None].expand(bsz, g).reshape(n)
         sampler._raw_top(target_logits, row_slots, emitted, sc["raw_lse"], n_top, top_ids.view(n, n_top),
                          top_lp.view(n, n_top), missing=float("-inf"))
-    exact_b = exact.view(torch.bool)
-    if isinstance(draft_probs, SparseDraftProbs) and draft_probs.complete is not None and gamma > 0:
+    exact_b = exact.view(torch.bool) if exact.dtype is not torch.bool else exact
+    if kind == _SPARSE and draft_probs.complete is not None and gamma > 0:
         # A draft step whose distribution reaches past its entries has unknown q outside them.
         exact_b &= draft_probs.complete.all(dim=1)
     return result if result is not None else VerifyOutput(tokens, n_emit, n_acc, valid.view(torch.bool), logprob,
                                                           exact_b, top_ids, top_lp)
+
+
+def _check_out_kept(sampler, out, bsz: int, g: int, n_top: int) -> None:
+    """check_verify_out, unless out's tensors are those of the last call whose check passed for the same
+    batch, γ + 1 and width (as Sampler._out_addresses does for sample; the addresses are read every call)."""
+    held = (out, out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact,
+            out.top_token_ids, out.top_logprobs) if isinstance(out, VerifyOutput) else None
+    memo = sampler._verify_out_checked
+    if held is None or memo is None or memo[0] != (bsz, g, n_top) or not all(map(operator.is_, held, memo[1])):
+        check_verify_out(out, bsz, g, n_top, sampler.table.device)
+        sampler._verify_out_checked = ((bsz, g, n_top), held)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz.part* at the end (join them into .triton_cache.tgz in the repository root, git-ignored).
@@ -668,6 +668,13 @@ if rows:
   admit119) # run 119: admission without waiting for the GPU (pinned copies, fills), its rows right; production-
             # size tokens at V = 32000 after session 21's input checks; graph replay and no recompile after warmup
     timeout 200 python3 benchmarks/check_sampler_gpu.py admission_async tokens_small 2>&1 | grep -v "'what': 'env'" ;;
+  checks125) # run 125: the kept checks compare addresses too (session 22's review): out= / graph / warm-up checks of
+             # sample and verify, production-size tokens, and the host time against .ab/old/src (55b250b's)
+    rm -rf .ab/pkg && mkdir -p .ab/pkg && cp -r .ab/old/src/sonicsampler .ab/pkg/sonicsampler_old
+    timeout 200 python3 benchmarks/check_sampler_gpu.py out_buffers graph verify_out_buffers 2>&1 | grep -v "'what': 'env'"
+    CHECK_STRATEGIES=extract timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'"
+    timeout 120 python3 benchmarks/host_ab.py --old .ab/pkg --rows 1,128
+    timeout 100 python3 benchmarks/host_ab.py --old .ab/pkg --verify 1 ;;
   vhost123) # run 123: verification's lean eager path (checks of the same device slots / positions and out= kept, draft
             # ids used as given when int64 and contiguous, addresses read once) against .ab/old/src (68a8182's) in
             # one process; the sampler's 1-row host time too; verification against the reference at production size,

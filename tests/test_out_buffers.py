@@ -122,6 +122,17 @@ def test_out_checked_once_is_checked_again_when_it_changes():
     out.draft_probs.probs = good_probs
     out.logprob = out.logprob.double()
     refused("logprob must be .* torch.float32", return_draft_probs=True)
+    out.logprob = out.logprob.float()
+    assert s.sample(x, list(range(N)), [2] * N, out=out, return_draft_probs=True) is out   # checked again, kept
+    counts = s.table.counts.clone()
+    out.tokens.data = torch.empty(N - 2, dtype=torch.int64)   # same tensor object, other (smaller) memory
+    refused(r"tokens must be .*\(5,\)", return_draft_probs=True)
+    out.tokens.data = torch.empty(N, dtype=torch.int64)
+    drafts = out.draft_probs
+    out.draft_probs = ("ids", "probs")
+    refused("needs out.draft_probs, a SparseDraftProbs", return_draft_probs=True)
+    refused("draft_probs must be None")
+    out.draft_probs = drafts
 
 
 def test_device_slots_checked_once_are_checked_again_when_they_change(monkeypatch):
@@ -141,6 +152,18 @@ def test_device_slots_checked_once_are_checked_again_when_they_change(monkeypatc
         s.sample(x[:4], slots[:4], pos)
     with pytest.raises(SamplingInputError, match=r"slots: must be a contiguous int64 \(4,\)"):
         s.sample(x[:4], slots, pos)
+    s.sample(x, slots, pos)
+    slots.data = slots.data.int()     # same tensor object, now int32 (other memory): checked again
+    with pytest.raises(SamplingInputError, match="slots: must be a contiguous int64"):
+        s.sample(x, slots, pos)
+    slots.data = slots.data.long()
+    # verification shares the memo: the same tensors for another request count are checked again
+    s.sample(x, slots, pos)
+    d = torch.zeros(4, 2, dtype=torch.int64)
+    with pytest.raises(SamplingInputError, match=r"slots: must be a contiguous int64 \(4,\)"):
+        s.verify(torch.randn(12, V).to(torch.bfloat16), d, slots, pos)
+    assert s.verify(torch.randn(15, V).to(torch.bfloat16), torch.zeros(N, 2, dtype=torch.int64), slots,
+                    pos).tokens.shape == (N, 3)
 
 
 def test_out_of_an_empty_batch():
@@ -230,3 +253,6 @@ def test_verify_out_checked_once_is_checked_again_when_it_changes():
     refused(r"num_accepted must be .*\(5,\)")
     out.num_accepted = good
     assert s.verify(x, d, list(range(N)), [3] * N, out=out) is out
+    counts = s.table.counts.clone()
+    out.tokens.data = torch.empty(N, 1, dtype=torch.int64)   # same tensor object, other (smaller) memory
+    refused(r"tokens must be .*\(5, 3\)")

@@ -103,7 +103,7 @@ class Sampler:
         self._verify_plans: dict[tuple, dict] = {}          # verification's part of a plan (verification.py)
         self._summary_key, self._summary = None, (0, False, False, False)
         self._host_summary_key, self._host_summary = None, None
-        self._out_checked = None   # the last checked sample(out=...): ((rows, width, draft), its objects)
+        self._out_checked = None   # the last checked sample(out=...): ((rows, width, draft), out, tensors, addresses)
         self._rows_checked = None   # the last checked device slots and positions, and their row count
         self._verify_out_checked = None   # the last checked verify(out=...) (verification._check_out_kept)
         # one tensor of each output dtype on the device, whose new_empty allocates sample's outputs
@@ -115,7 +115,9 @@ class Sampler:
     # -- admission --------------------------------------------------------------------------------
     def add_request(self, slot: int, params: SamplingParams, prompt_token_ids=()) -> SamplingParams:
         """Write a request into a slot (its seed is drawn here if it has none); returns the resolved params.
-        Top-n log-probabilities come from the row's `bound` candidates, so n may not exceed the bound."""
+        Top-n log-probabilities come from the row's `bound` candidates, so n may not exceed the bound.
+        The slot's row is written by fills and copies from pinned memory queued on the current CUDA
+        stream, without waiting for the GPU: sample on that stream (or order the streams)."""
         n = getattr(params, "logprobs", None)
         if isinstance(params, SamplingParams) and isinstance(n, int) and n > self.bound:
             raise SamplingInputError("logprobs", f"asks for the top {n}; this Sampler's rows have {self.bound} "
@@ -314,14 +316,18 @@ class Sampler:
 
     def _rows_kept(self, slots, positions, n: int) -> bool:
         """Whether slots and positions are the device tensors the last checked call (sample's or
-        verify's) passed for n rows: their checks (dtype, shape, layout, device) hold again."""
+        verify's) passed for n rows, still int64 at the same addresses: their checks (dtype, shape,
+        layout, device) hold again. A tensor given other memory in place (`.data =`, `set_`) is
+        checked again."""
         memo = self._rows_checked
-        return memo is not None and slots is memo[0] and positions is memo[1] and n == memo[2]
+        return (memo is not None and slots is memo[0] and positions is memo[1] and n == memo[2]
+                and slots.dtype is torch.int64 and positions.dtype is torch.int64
+                and slots.data_ptr() == memo[3] and positions.data_ptr() == memo[4])
 
     def _keep_rows(self, slots, positions, slots_dev, pos_dev, n: int) -> None:
         """Remember slots and positions once checked, when both were device tensors used as given."""
         if slots_dev is slots and pos_dev is positions:
-            self._rows_checked = (slots, positions, n)
+            self._rows_checked = (slots, positions, n, slots.data_ptr(), positions.data_ptr())
 
     @staticmethod
     def _check_distinct(slots: list) -> None:
@@ -390,25 +396,24 @@ class Sampler:
 
     def _out_addresses(self, out, n: int, n_top: int, draft: bool, plan: dict) -> tuple:
         """The addresses stage 2 writes `sample(out=...)`'s results at (tokens, valid, logprob, top-n ids and
-        log-probabilities, exact, dropped mass, then the draft's ids, probabilities and `complete`, or
-        the tokens', log-probabilities' and validity's when no draft is asked). out is checked
-        (outputs.check_out) unless its tensors are those of the last call that was, for the same rows,
-        width and draft option: an engine passes the same buffers every step, and the check costs ~3 µs
-        of host time. (The addresses are read every call: a buffer reallocated in place is seen.)"""
-        d = out.draft_probs if isinstance(out, SampleOutput) else None
-        held = (out, out.tokens, out.valid, out.logprob, out.top_token_ids, out.top_logprobs, out.exact,
-                out.dropped_mass, d, d and d.token_ids, d and d.probs, d and d.complete) \
-            if isinstance(out, SampleOutput) else None
+        log-probabilities, exact, dropped mass, n_top, then the draft's ids, probabilities and `complete`,
+        or the tokens', log-probabilities' and validity's when no draft is asked). out is checked
+        (outputs.check_out) unless it is the last checked call's for the same rows, width and draft
+        option, holding the same tensors at the same addresses: an engine passes the same buffers every
+        step, and the check costs ~3 µs of host time. A field replaced, or a tensor given other memory
+        in place (`.data =`, `set_`, a growing `resize_`), is checked again."""
         memo = self._out_checked
-        if (held is None or memo is None or memo[0] != (n, n_top, draft)
-                or not all(map(operator.is_, held, memo[1]))):
-            check_out(out, n, n_top, self.bound if draft else 0, self.table.device)
-            self._out_checked = ((n, n_top, draft), held)
-        top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
-        tokens, valid, logprob = out.tokens.data_ptr(), out.valid.data_ptr(), out.logprob.data_ptr()
-        drafted = (d.token_ids.data_ptr(), d.probs.data_ptr(), d.complete.data_ptr()) if draft else (tokens, logprob, valid)
-        return (tokens, valid, logprob, top_ids.data_ptr(), top_lp.data_ptr(), out.exact.data_ptr(),
-                out.dropped_mass.data_ptr(), n_top, *drafted)
+        if memo is not None and memo[0] == (n, n_top, draft) and out is memo[1]:
+            try:
+                held, addresses = _out_held(out, n_top, draft, plan)
+            except AttributeError:   # a field replaced by something else: check_out names it
+                held = None
+            if held is not None and all(map(operator.is_, held, memo[2])) and addresses == memo[3]:
+                return addresses
+        check_out(out, n, n_top, self.bound if draft else 0, self.table.device)
+        held, addresses = _out_held(out, n_top, draft, plan)
+        self._out_checked = ((n, n_top, draft), out, held, addresses)
+        return addresses
 
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
@@ -677,6 +682,22 @@ class Sampler:
         self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
                                        top_ids, top_lp, n_top, missing),
                            {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)
+
+
+def _out_held(out: SampleOutput, n_top: int, draft: bool, plan: dict) -> tuple[tuple, tuple]:
+    """(the tensors `out` holds, the addresses stage 2 writes at: Sampler._out_addresses); an
+    AttributeError where a field is not a tensor."""
+    d = out.draft_probs
+    held = (out.tokens, out.valid, out.logprob, out.top_token_ids, out.top_logprobs, out.exact, out.dropped_mass, d)
+    top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
+    tokens, valid, logprob = out.tokens.data_ptr(), out.valid.data_ptr(), out.logprob.data_ptr()
+    if draft:
+        held += (d.token_ids, d.probs, d.complete)
+        drafted = (d.token_ids.data_ptr(), d.probs.data_ptr(), d.complete.data_ptr())
+    else:
+        drafted = (tokens, logprob, valid)
+    return held, (tokens, valid, logprob, top_ids.data_ptr(), top_lp.data_ptr(), out.exact.data_ptr(),
+                  out.dropped_mass.data_ptr(), n_top, *drafted)
 
 
 def _raw_top_variant(device, vocab: int, n: int, n_top: int, raw: bool) -> tuple:

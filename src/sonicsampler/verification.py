@@ -223,9 +223,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     vp = _launch_plan(sampler, plan, bsz, g, kind, dev)
     if out is None:
         tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
-        result = None
+        result = addresses = None
     else:   # the caller's buffers (Sampler.verify(out=...)); the kernels store int8 at valid / exact
-        _check_out_kept(sampler, out, bsz, g, n_top)
+        addresses = _check_out_kept(sampler, out, bsz, g, n_top, vp["no_top"])
         tokens, n_emit, n_acc, logprob = out.tokens, out.num_emitted, out.num_accepted, out.logprob
         valid, exact = out.valid, out.exact
         top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else vp["no_top"]
@@ -265,8 +265,9 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     i8 = torch.int8
     sampler._verify2.launch(
         (n,), key, head1 + (a_drafts, gamma, a_counts, a_q, *q_strides, a_ids, *qi_strides, k, *vp["addresses"],
-                            tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(),
-                            logprob.data_ptr(), exact.data_ptr(), top_ids.data_ptr(), top_lp.data_ptr(), n_top),
+                            *(addresses or (tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(),
+                                            logprob.data_ptr(), exact.data_ptr(), top_ids.data_ptr(),
+                                            top_lp.data_ptr())), n_top),
         lambda: (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
                  *sampler.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed,
                  drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
@@ -289,12 +290,29 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                                                           exact_b, top_ids, top_lp)
 
 
-def _check_out_kept(sampler, out, bsz: int, g: int, n_top: int) -> None:
-    """check_verify_out, unless out's tensors are those of the last call whose check passed for the same
-    batch, γ + 1 and width (as Sampler._out_addresses does for sample; the addresses are read every call)."""
-    held = (out, out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact,
-            out.top_token_ids, out.top_logprobs) if isinstance(out, VerifyOutput) else None
+def _check_out_kept(sampler, out, bsz: int, g: int, n_top: int, no_top) -> tuple:
+    """check_verify_out, unless out is the last checked call's for the same batch, γ + 1 and width,
+    holding the same tensors at the same addresses (as Sampler._out_addresses does for sample).
+    Returns the addresses the kernels write at: tokens, num_emitted, num_accepted, valid, logprob,
+    exact, top-n ids and log-probabilities (no_top's where the width is 0)."""
     memo = sampler._verify_out_checked
-    if held is None or memo is None or memo[0] != (bsz, g, n_top) or not all(map(operator.is_, held, memo[1])):
-        check_verify_out(out, bsz, g, n_top, sampler.table.device)
-        sampler._verify_out_checked = ((bsz, g, n_top), held)
+    if memo is not None and memo[0] == (bsz, g, n_top) and out is memo[1]:
+        try:
+            held = _verify_out_held(out, n_top, no_top)
+        except AttributeError:   # a field replaced by something else: check_verify_out names it
+            held = None
+        if held is not None and all(map(operator.is_, held[0], memo[2])) and held[1] == memo[3]:
+            return held[1]
+    check_verify_out(out, bsz, g, n_top, sampler.table.device)
+    held, addresses = _verify_out_held(out, n_top, no_top)
+    sampler._verify_out_checked = ((bsz, g, n_top), out, held, addresses)
+    return addresses
+
+
+def _verify_out_held(out: VerifyOutput, n_top: int, no_top) -> tuple[tuple, tuple]:
+    """(the tensors a VerifyOutput holds, the addresses the kernels write at); an AttributeError where a
+    field is not a tensor."""
+    held = (out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact, out.top_token_ids,
+            out.top_logprobs)
+    top = held[6:] if n_top else no_top
+    return held, tuple(x.data_ptr() for x in held[:6] + tuple(top))

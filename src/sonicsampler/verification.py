@@ -312,7 +312,10 @@ def _check_out_kept(sampler, out, bsz: int, g: int, n_top: int, no_top) -> tuple
 def _verify_out_held(out: VerifyOutput, n_top: int, no_top) -> tuple[tuple, tuple]:
     """(the tensors a VerifyOutput holds, the addresses the kernels write at); an AttributeError where a
     field is not a tensor."""
-    held = (out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact, out.top_token_ids,
-            out.top_logprobs)
-    top = held[6:] if n_top else no_top
-    return held, tuple(x.data_ptr() for x in held[:6] + tuple(top))
+    tokens, n_emit, n_acc, valid, logprob, exact, top_ids, top_lp = held = (
+        out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact, out.top_token_ids,
+        out.top_logprobs)
+    if not n_top:
+        top_ids, top_lp = no_top
+    return held, (tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(), logprob.data_ptr(),
+                  exact.data_ptr(), top_ids.data_ptr(), top_lp.data_ptr())

@@ -108,3 +108,24 @@ def test_a_direct_launch_that_passes_other_arguments_is_caught(monkeypatch):
     monkeypatch.setattr(launch_mod, "_direct", swapped)
     with pytest.raises(AssertionError, match="direct launch passes"):
         _steps(_sampler(300), 300)
+
+
+def test_a_recorded_key_launched_with_another_grid_goes_the_general_way(monkeypatch):
+    """Off the interpreter, a recorded key launches through its direct function, which holds the key's
+    first grid; a call with another grid must not use it (it would launch the wrong number of
+    programs) but the C launch with its own grid. Exercised with stand-ins for the compiled kernel."""
+    monkeypatch.setattr(launch_mod, "INTERPRETED", False)
+    monkeypatch.setattr(launch_mod, "_hooks_set", lambda: False)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 77, raising=False)
+    calls = []
+    lau = launch_mod.Launcher(None)
+    bare = (lambda *a: calls.append(("c", a)), "fn", False, False, "packed")
+    direct = lambda *d: calls.append(("direct", d))   # noqa: E731
+    lau._compiled["k"] = (None, ("tail",), [10, 20, 30], bare, direct, (4,), (0, 2))
+    lau.launch((4,), "k", (11, 31), None, {}, (0, 2))
+    assert calls == [("direct", (11, 31))]
+    calls.clear()
+    lau.launch((5,), "k", (12, 32), None, {}, (0, 2))
+    assert calls == [("c", (5, 1, 1, 77, "fn", False, False, None, None, "packed", None, None, None,
+                            12, 20, 32, "tail"))]

@@ -103,7 +103,9 @@ class Launcher:
         hit = self._compiled.get(key)
         if hit is not None and not INTERPRETED:
             direct = hit[4]
-            if direct is not None and not _hooks_set():
+            # the direct launch holds the key's first grid (every caller's key fixes its grid, which
+            # _check asserts under the interpreter); another grid goes the general way
+            if direct is not None and grid == hit[5] and not _hooks_set():
                 direct(*dyn)
             else:
                 self._go_dynamic(hit, grid, dyn)
@@ -136,8 +138,8 @@ class Launcher:
 
     def _go_dynamic(self, hit, grid: tuple, dyn: tuple) -> None:
         """A launch of a recorded key given its dynamic values (not under the interpreter)."""
-        compiled, tail, fixed, bare, direct, _grid, dynamic = hit
-        if direct is not None and not _hooks_set():
+        compiled, tail, fixed, bare, direct, grid0, dynamic = hit
+        if direct is not None and grid == grid0 and not _hooks_set():
             direct(*dyn)
             return
         a = list(fixed)

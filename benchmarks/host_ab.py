@@ -42,6 +42,8 @@ def make(pkg, n: int, v: int):
 
 
 def per_call(s, x, slots, positions, reps: int = 300, **kw) -> float:
+    """Host µs per eager `s.sample(x, slots, positions, **kw)`: the best of five rounds of `reps` calls
+    without synchronisation (also sampler_mix.host_breakdown's)."""
     best = float("inf")
     for _ in range(5):
         torch.cuda.synchronize()

@@ -15,7 +15,6 @@ import argparse
 import inspect
 import itertools
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -145,26 +144,14 @@ def host_breakdown(n: int, v: int, reps: int = 300) -> None:
     call, then with both kernel launches replaced by no-ops (host_ab.no_launches: validation, plan
     lookup, output allocation, argument lists), each with new outputs and into persistent ones
     (sample(out=...)); the C launches are the difference. Best of five rounds."""
-    from benchmarks.host_ab import no_launches
+    from benchmarks.host_ab import no_launches, per_call
     s, slots, positions, _ = make_sampler("top_p", n, v)
     x = gumbel((n, v), "cuda", torch.Generator(device="cuda").manual_seed(0))
     buf = s.sample(x, slots, positions)
-
-    def per_call(**kw):
-        best = float("inf")
-        for _ in range(5):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                s.sample(x, slots, positions, **kw)
-            best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-            torch.cuda.synchronize()
-        return best
-
-    whole, whole_out = per_call(), per_call(out=buf)
+    whole, whole_out = per_call(s, x, slots, positions, reps), per_call(s, x, slots, positions, reps, out=buf)
     restore = no_launches(s)
     try:
-        bare, bare_out = per_call(), per_call(out=buf)
+        bare, bare_out = per_call(s, x, slots, positions, reps), per_call(s, x, slots, positions, reps, out=buf)
     finally:
         restore()
     print(f"host breakdown rows={n} V={v}: whole call {whole:.1f} us ({whole_out:.1f} with out=), without the two "

@@ -100,7 +100,7 @@ def test_out_that_does_not_fit_is_refused_before_launch():
 
 
 def test_out_checked_once_is_checked_again_when_it_changes():
-    """sample(out=...) skips the check for the buffers the last checked call had (Sampler._out_addresses):
+    """sample(out=...) skips the check for the buffers the last checked call had (outputs.kept_check):
     a field replaced in place, a draft field replaced, another batch size or the same buffers with
     another draft option must still be refused before launch."""
     s = new_sampler()
@@ -231,7 +231,7 @@ def test_verify_out_that_does_not_fit_is_refused_before_launch():
 
 
 def test_verify_out_checked_once_is_checked_again_when_it_changes():
-    """verify(out=...) skips the check for the buffers of the last checked call (verification._check_out_kept);
+    """verify(out=...) skips the check for the buffers of the last checked call (outputs.kept_check);
     a field replaced in place, or the same buffers for another batch or γ, are checked again."""
     s = new_sampler()
     x = torch.randn(N * 3, V).to(torch.bfloat16)

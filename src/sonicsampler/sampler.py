@@ -10,7 +10,6 @@ and valid = False.
 from __future__ import annotations
 
 import math
-import operator
 from array import array
 
 import torch
@@ -24,7 +23,7 @@ from .kernels.sample import sample_stage1, sample_stage2
 from .kernels.verify import verify_stage2
 from .launch import Launcher, int_spec, tensor_spec
 from .pdl import stage2_options
-from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput, check_out
+from .outputs import SampleOutput, SparseDraftProbs, VerifyOutput, addresses, check_out, kept_check
 from .params import MAX_LOGPROBS, SamplingParams
 from .slots import SlotTable, row_kinds
 from .kernels.raw_top import raw_top_fill
@@ -103,9 +102,9 @@ class Sampler:
         self._verify_plans: dict[tuple, dict] = {}          # verification's part of a plan (verification.py)
         self._summary_key, self._summary = None, (0, False, False, False)
         self._host_summary_key, self._host_summary = None, None
-        self._out_checked = None   # the last checked sample(out=...): ((rows, width, draft), out, tensors, addresses)
+        self._out_checked = None   # the last checked sample(out=...) (outputs.kept_check)
         self._rows_checked = None   # the last checked device slots and positions, and their row count
-        self._verify_out_checked = None   # the last checked verify(out=...) (verification._check_out_kept)
+        self._verify_out_checked = None   # the last checked verify(out=...) (outputs.kept_check)
         # one tensor of each output dtype on the device, whose new_empty allocates sample's outputs
         self._empties = tuple(torch.empty(1, dtype=d, device=self.table.device)
                               for d in (torch.int64, torch.float32, torch.bool))
@@ -394,27 +393,6 @@ class Sampler:
             self.check_logits(name, logits, layout=layout)
         return shape[0]
 
-    def _out_addresses(self, out, n: int, n_top: int, draft: bool, plan: dict) -> tuple:
-        """The addresses stage 2 writes `sample(out=...)`'s results at (tokens, valid, logprob, top-n ids and
-        log-probabilities, exact, dropped mass, n_top, then the draft's ids, probabilities and `complete`,
-        or the tokens', log-probabilities' and validity's when no draft is asked). out is checked
-        (outputs.check_out) unless it is the last checked call's for the same rows, width and draft
-        option, holding the same tensors at the same addresses: an engine passes the same buffers every
-        step, and the check costs ~3 µs of host time. A field replaced, or a tensor given other memory
-        in place (`.data =`, `set_`, a growing `resize_`), is checked again."""
-        memo = self._out_checked
-        if memo is not None and memo[0] == (n, n_top, draft) and out is memo[1]:
-            try:
-                held, addresses = _out_held(out, n_top, draft, plan)
-            except AttributeError:   # a field replaced by something else: check_out names it
-                held = None
-            if held is not None and all(map(operator.is_, held, memo[2])) and addresses == memo[3]:
-                return addresses
-        check_out(out, n, n_top, self.bound if draft else 0, self.table.device)
-        held, addresses = _out_held(out, n_top, draft, plan)
-        self._out_checked = ((n, n_top, draft), out, held, addresses)
-        return addresses
-
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
         t, v = self.table, self.vocab_size
@@ -445,13 +423,12 @@ class Sampler:
             result = SampleOutput(tokens, valid, logprob, top_ids, top_lp, exact, dropped, draft)
             if n == 0:
                 return result
-            tp, lpp = tokens.data_ptr(), logprob.data_ptr()
-            drafted = (draft.token_ids.data_ptr(), draft.probs.data_ptr(), complete8.data_ptr()) if draft else \
-                (tp, lpp, valid.data_ptr())
-            outs = (tp, valid.data_ptr(), lpp, top_ids.data_ptr(), top_lp.data_ptr(), exact.data_ptr(),
-                    dropped.data_ptr(), n_top, *drafted)
+            outs = _out_held(result, n_top, return_draft_probs, plan)[1]
         else:
-            outs = self._out_addresses(out, n, n_top, return_draft_probs, plan)
+            # checked once for the same buffers (outputs.kept_check): ~3 µs of host time a call
+            self._out_checked, outs = kept_check(self._out_checked, (n, n_top, return_draft_probs), out, _out_held,
+                                                 (n_top, return_draft_probs, plan), check_out,
+                                                 (n, n_top, self.bound if return_draft_probs else 0, dev))
             result = out
             if n == 0:
                 return result
@@ -686,15 +663,17 @@ class Sampler:
 
 
 def _out_held(out: SampleOutput, n_top: int, draft: bool, plan: dict) -> tuple[tuple, tuple]:
-    """(the tensors `out` holds, the addresses stage 2 writes at: Sampler._out_addresses); an
-    AttributeError where a field is not a tensor."""
+    """(the tensors `out` holds, the addresses stage 2 writes at: tokens, valid, logprob, top-n ids and
+    log-probabilities (the plan's (n, 0) ones without a width), exact, dropped mass, n_top, then the
+    draft's ids, probabilities and `complete`, or the tokens', log-probabilities' and validity's when
+    no draft is asked); an AttributeError where a field is not a tensor."""
     d = out.draft_probs
     held = (out.tokens, out.valid, out.logprob, out.top_token_ids, out.top_logprobs, out.exact, out.dropped_mass, d)
     top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else plan["no_top"]
     tokens, valid, logprob = out.tokens.data_ptr(), out.valid.data_ptr(), out.logprob.data_ptr()
     if draft:
         held += (d.token_ids, d.probs, d.complete)
-        drafted = (d.token_ids.data_ptr(), d.probs.data_ptr(), d.complete.data_ptr())
+        drafted = addresses((d.token_ids, d.probs, d.complete))
     else:
         drafted = (tokens, logprob, valid)
     return held, (tokens, valid, logprob, top_ids.data_ptr(), top_lp.data_ptr(), out.exact.data_ptr(),

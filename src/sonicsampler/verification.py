@@ -9,15 +9,13 @@ they are validated first, like `Sampler.sample`'s.
 """
 from __future__ import annotations
 
-import operator
-
 import torch
 
 from .errors import SamplingInputError
 from .kernels.sample import sample_stage1
 from .kernels.verify import verify_stage2
 from .launch import int_spec
-from .outputs import SparseDraftProbs, VerifyOutput, check_verify_out
+from .outputs import SparseDraftProbs, VerifyOutput, addresses, check_verify_out, kept_check
 from .topk import _pow2_at_least
 
 _ONE_HOT, _DENSE, _SPARSE = 0, 1, 2     # kernels/verify.py's DRAFT constexpr
@@ -141,7 +139,7 @@ def _launch_plan(sampler, plan, bsz, g, kind, dev) -> dict:
                           **{name: plan["const2"][name] for name in ("TOP_PAD", "TOP_N", "RAW_TOP_FROM_CANDIDATES")},
                           **plan["rows2"])}
     # their addresses, as verification's stage 2 takes them (ints: launch.Launcher's direct launch)
-    vp["addresses"] = tuple(vp[name].data_ptr() for name in ("res_tok", "res_bits", "res_lp", "arrived"))
+    vp["addresses"] = addresses(vp[name] for name in ("res_tok", "res_bits", "res_lp", "arrived"))
     if not _capturing(dev):
         sampler._verify_plans[key] = vp
     return vp
@@ -223,9 +221,12 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     vp = _launch_plan(sampler, plan, bsz, g, kind, dev)
     if out is None:
         tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])
-        result = addresses = None
+        result, outs = None, addresses((tokens, n_emit, n_acc, valid, logprob, exact, top_ids, top_lp))
     else:   # the caller's buffers (Sampler.verify(out=...)); the kernels store int8 at valid / exact
-        addresses = _check_out_kept(sampler, out, bsz, g, n_top, vp["no_top"])
+        # checked once for the same buffers (outputs.kept_check)
+        sampler._verify_out_checked, outs = kept_check(sampler._verify_out_checked, (bsz, g, n_top), out,
+                                                       _verify_out_held, (n_top, vp["no_top"]), check_verify_out,
+                                                       (bsz, g, n_top, dev))
         tokens, n_emit, n_acc, logprob = out.tokens, out.num_emitted, out.num_accepted, out.logprob
         valid, exact = out.valid, out.exact
         top_ids, top_lp = (out.top_token_ids, out.top_logprobs) if n_top else vp["no_top"]
@@ -265,9 +266,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
     i8 = torch.int8
     sampler._verify2.launch(
         (n,), key, head1 + (a_drafts, gamma, a_counts, a_q, *q_strides, a_ids, *qi_strides, k, *vp["addresses"],
-                            *(addresses or (tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(),
-                                            logprob.data_ptr(), exact.data_ptr(), top_ids.data_ptr(),
-                                            top_lp.data_ptr())), n_top),
+                            *outs, n_top),
         lambda: (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
                  *sampler.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed,
                  drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
@@ -290,32 +289,10 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
                                                           exact_b, top_ids, top_lp)
 
 
-def _check_out_kept(sampler, out, bsz: int, g: int, n_top: int, no_top) -> tuple:
-    """check_verify_out, unless out is the last checked call's for the same batch, γ + 1 and width,
-    holding the same tensors at the same addresses (as Sampler._out_addresses does for sample).
-    Returns the addresses the kernels write at: tokens, num_emitted, num_accepted, valid, logprob,
-    exact, top-n ids and log-probabilities (no_top's where the width is 0)."""
-    memo = sampler._verify_out_checked
-    if memo is not None and memo[0] == (bsz, g, n_top) and out is memo[1]:
-        try:
-            held = _verify_out_held(out, n_top, no_top)
-        except AttributeError:   # a field replaced by something else: check_verify_out names it
-            held = None
-        if held is not None and all(map(operator.is_, held[0], memo[2])) and held[1] == memo[3]:
-            return held[1]
-    check_verify_out(out, bsz, g, n_top, sampler.table.device)
-    held, addresses = _verify_out_held(out, n_top, no_top)
-    sampler._verify_out_checked = ((bsz, g, n_top), out, held, addresses)
-    return addresses
-
-
 def _verify_out_held(out: VerifyOutput, n_top: int, no_top) -> tuple[tuple, tuple]:
-    """(the tensors a VerifyOutput holds, the addresses the kernels write at); an AttributeError where a
-    field is not a tensor."""
-    tokens, n_emit, n_acc, valid, logprob, exact, top_ids, top_lp = held = (
-        out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact, out.top_token_ids,
-        out.top_logprobs)
-    if not n_top:
-        top_ids, top_lp = no_top
-    return held, (tokens.data_ptr(), n_emit.data_ptr(), n_acc.data_ptr(), valid.data_ptr(), logprob.data_ptr(),
-                  exact.data_ptr(), top_ids.data_ptr(), top_lp.data_ptr())
+    """(the tensors a VerifyOutput holds, the addresses the kernels write at: tokens, num_emitted,
+    num_accepted, valid, logprob, exact, top-n ids and log-probabilities (no_top's without a width));
+    an AttributeError where a field is not a tensor."""
+    held = (out.tokens, out.num_emitted, out.num_accepted, out.valid, out.logprob, out.exact, out.top_token_ids,
+            out.top_logprobs)
+    return held, addresses(held if n_top else held[:6] + tuple(no_top))

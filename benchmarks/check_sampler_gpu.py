@@ -53,6 +53,51 @@ def untruncated_params(n):
     return out
 
 
+def greedy_params(n):
+    """Greedy rows of every kind: most need only their argmax (the scalar path, kernels/sample.py
+    greedy_alone), some ask for the token's raw or processed log-probability, some for a top-n or a
+    processed log-probability over a truncated set (those keep their candidates), some with penalties
+    and bias, some with truncation that cannot change an argmax."""
+    out = []
+    for i in range(n):
+        extra = dict(repetition_penalty=1.2, frequency_penalty=0.3, logit_bias={5: 2.0}) if i % 3 == 2 else {}
+        trunc = dict(top_k=20, top_p=0.9) if i % 5 == 4 else {}
+        out.append(SamplingParams(temperature=0.0, logprobs=(None, 0, 0, 3, None, 0)[i % 6],
+                                  logprobs_mode=("raw", "processed")[(i // 6) % 2], **trunc, **extra))
+    return out
+
+
+def check_greedy(v, n, dtype=torch.bfloat16, device="cuda", **sampler_args):
+    """Greedy rows (greedy_params) at production size, each row's maximum copied to two more places in
+    other tiles (ties across tiles go to the lower index), a NaN row and a fully masked row among them:
+    tokens, validity and the token's log-probability against the reference. No mismatch is allowed
+    (greedy rows have no noise)."""
+    gen = torch.Generator().manual_seed(v + n + 3)
+    params = greedy_params(n)
+    s = Sampler(v, n, device, **sampler_args)
+    for i, p in enumerate(params):
+        s.add_request(i, p, prompt_token_ids=[1, 2, 3])
+    logits = (3 * torch.randn(n, v, generator=gen)).to(dtype)
+    for i in range(n):
+        top = int(logits[i].float().argmax())
+        for j in torch.randint(v, (2,), generator=gen).tolist():
+            logits[i, j] = logits[i, top]
+    logits[n - 1, 5] = float("nan")
+    mask = torch.full((n, -(-v // 32)), -1, dtype=torch.int32)
+    mask[n - 2] = 0
+    mask[0, : v // 64] = 0          # row 0: the first half of the vocabulary forbidden
+    positions = list(range(n))
+    out = s.sample(logits.to(device), list(range(n)), positions, grammar_bitmask=mask.to(device))
+    ref = reference.sample(logits, params, positions=positions, prompt_token_ids=[[1, 2, 3]] * n,
+                           grammar_bitmask=mask)
+    has_lp = [i for i in range(n) if params[i].logprobs is not None and bool(ref.valid[i])]
+    lp_err = max([abs(float(out.logprob[i]) - float(ref.logprob[i])) for i in has_lp], default=0.0)
+    emit(what="greedy_tokens", V=v, rows=n, dtype=str(dtype), strategy=s.launch_config(n).strategy,
+         equal=int((out.tokens.cpu() == ref.tokens).sum()), exact=int(out.exact.sum()),
+         valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)), token_logprob_max_err=lp_err,
+         ok=bool(torch.equal(out.tokens.cpu(), ref.tokens)) and bool(torch.equal(out.valid.cpu(), ref.valid)))
+
+
 def near_tie(logits_row, p, prompt, output, mask_row, position, a, b) -> bool:
     """Whether tokens a (the kernel's) and b (the reference's) of one row have perturbed scores within
     float rounding of each other (a greedy row has no noise): the only mismatch the checks allow."""
@@ -643,6 +688,10 @@ if __name__ == "__main__":
             check_tokens(32000, 16, strategy)
     if "admission_async" in parts:
         check_admission_async()
+    if "greedy" in parts:       # greedy rows, most on the scalar argmax path
+        for v, n, dtype in ((151936, 32, torch.bfloat16), (262144, 8, torch.bfloat16), (151936, 8, torch.float32),
+                            (32000, 16, torch.float16)):
+            check_greedy(v, n, dtype)
     if "untruncated" in parts:
         for v, n in ((151936, 16), (262144, 8)):
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")

@@ -694,6 +694,12 @@ if rows:
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,128
     timeout 200 python3 benchmarks/check_sampler_gpu.py out_buffers graph 2>&1 | grep -v "'what': 'env'"
     CHECK_STRATEGIES=extract timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128) # run 128: greedy rows on the scalar argmax path (stage 1 writes each tile's argmax, stage 2 takes the
+             # best over tiles; no candidates): greedy rows at production size against the reference (ties across
+             # tiles, bf16 / fp32 / fp16), the mixed tokens, graph replay and out=; then the greedy, heavy (one row in
+             # four greedy) and standard mixes against the code before (.ab/old/src)
+    timeout 250 python3 benchmarks/check_sampler_gpu.py greedy tokens graph out_buffers 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 150 --rows 1,32,128 --mix greedy,heavy,top_p --budget-ms 20 ;;
   host121)  # run 121: the lean eager path (launch._direct: each key's launch bound in a generated function; sample's
             # checks of device slots / positions and out= kept for the same objects; addresses read once) against
             # the code before, in one process (.ab/old/src copied as package sonicsampler_old); production-size

@@ -30,7 +30,7 @@ from .. import indicators as bits
 from . import INTERPRETED
 from .draft import argmax_lowest
 from .keys import row_key_index, row_key_value, value_key16, value_key32
-from .prologue import count_output, process
+from .prologue import bits16_to_f32, count_output, process, ranking_bits16
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -59,15 +59,43 @@ FAST_EXP2 = tl.constexpr(not INTERPRETED)
 
 @triton.jit
 def without_candidates(flags, SKIP_UNTRUNCATED: tl.constexpr):
-    """Whether the row needs no candidates: an untruncated row that asks for no top-n log-probabilities
-    (SKIP_UNTRUNCATED: the launch returns no draft distributions, and the bounded approximation was
-    not asked for). Its token is stage 1's full-vocabulary Gumbel-max, its validity and its own
-    log-probability come from the statistics, so stage 1 emits no candidates for it and stage 2 selects
-    none: the RL-rollout row costs its noise, not its noise and a top-k."""
+    """Whether the row needs no candidates (SKIP_UNTRUNCATED: the launch returns no draft distributions,
+    and the bounded approximation was not asked for): an untruncated row or a greedy row alone
+    (greedy_alone) that asks for no top-n log-probabilities. Its token comes from stage 1's per-tile
+    best scores (the full-vocabulary Gumbel-max, or the argmax), its validity and its own
+    log-probability from the statistics, so stage 1 emits no candidates for it and stage 2 selects
+    none: the RL-rollout row costs its noise, not its noise and a top-k; a greedy row costs its argmax."""
     if SKIP_UNTRUNCATED:
-        return (flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0
+        return ((flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0) | greedy_alone(flags, SKIP_UNTRUNCATED)
     else:
         return flags < 0   # never
+
+
+@triton.jit
+def greedy_alone(flags, SKIP_UNTRUNCATED: tl.constexpr):
+    """A greedy row whose outputs need nothing but its argmax (issue 4's scalar argmax path): no top-n
+    log-probabilities, and no processed log-probability over a truncated set (whose normalizer needs
+    the set). Its token, the first of the processed values rounded to the input dtype (ties to the
+    lower index), is the best over tiles of each tile's argmax (stage 1, tile_argmax); its validity
+    and log-probability come from the statistics, as an untruncated row's do."""
+    if SKIP_UNTRUNCATED:
+        alone = (flags & (GREEDY | TOP_LOGPROBS)) == GREEDY
+        return alone & (((flags & LOGPROBS_PROCESSED) == 0) | ((flags & (TOP_K | TOP_P | MIN_P)) == 0))
+    else:
+        return flags < 0   # never
+
+
+@triton.jit
+def tile_argmax(x, offs, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """A tile's best rank value (the processed value rounded to the input dtype, as the reference ranks)
+    and its lowest token id among selectable tokens (V if none). Ranks of finite values can round to
+    -inf (fp16 below -65504): a masked token (-inf processed) must not win such a tie."""
+    if KEY64:
+        rv = x
+    else:
+        rv = bits16_to_f32(ranking_bits16(x, IS_BF16), IS_BF16)
+    best = tl.max(rv)
+    return best, tl.min(tl.where((rv == best) & (x > float("-inf")), offs, V))
 
 
 @triton.jit
@@ -164,6 +192,11 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
+    if greedy_alone(flags, SKIP_UNTRUNCATED):
+        # The scalar argmax path: the tile's argmax in the same slots (stage 2: untruncated_token).
+        g_best, g_idx = tile_argmax(x, offs, V, KEY64, IS_BF16)
+        tl.store(best_ptr + tile_id, g_best)
+        tl.store(best_idx_ptr + tile_id, g_idx)
     if ~skip:
         if GROUPED:
             store_tile_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), tile, tile_id, cand_ptr,
@@ -748,8 +781,11 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 if (flags & GREEDY) == 0:
                     token = drawn
                     tok_lane = C
-    if untruncated & ~long_set:
+    if (untruncated | greedy_alone(flags, SKIP_UNTRUNCATED)) & ~long_set:
+        # The best over tiles of stage 1's per-tile scores: the Gumbel-max, or a greedy row's argmax
+        # (V when no token is selectable: the row is invalid, and no lookup may read past the row).
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+        token = tl.where(token < V, token, 0)
         tok_lane = C
     elif ((flags & GREEDY) == 0) & ~long_set:
         _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)

@@ -694,6 +694,10 @@ if rows:
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,128
     timeout 200 python3 benchmarks/check_sampler_gpu.py out_buffers graph 2>&1 | grep -v "'what': 'env'"
     CHECK_STRATEGIES=extract timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128b) # run 128b: what run 128 cut off: greedy rows in fp32 / fp16, graph replay and out=, then the heavy
+              # and standard mixes (and greedy again) against the code before (.ab/old/src)
+    timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes graph out_buffers 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 170 --rows 1,32,128 --mix heavy,top_p,greedy --budget-ms 20 ;;
   greedy128) # run 128: greedy rows on the scalar argmax path (stage 1 writes each tile's argmax, stage 2 takes the
              # best over tiles; no candidates): greedy rows at production size against the reference (ties across
              # tiles, bf16 / fp32 / fp16), the mixed tokens, graph replay and out=; then the greedy, heavy (one row in

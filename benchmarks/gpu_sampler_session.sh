@@ -694,6 +694,16 @@ if rows:
     timeout 60 python3 benchmarks/sampler_mix.py --host-breakdown --rows 1,128
     timeout 200 python3 benchmarks/check_sampler_gpu.py out_buffers graph 2>&1 | grep -v "'what': 'env'"
     CHECK_STRATEGIES=extract timeout 100 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128c) # run 128c: the scalar argmax path read from the keys (stage 1 without extra spills on the common
+              # path) and its fp16 edge walked in stage 2: the standard, heavy and greedy mixes against the code
+              # before (.ab/old/src), greedy rows at production size against the reference, the standard and
+              # heavy mixes again
+    mix_ab " 1" 140 --rows 1,32,128 --mix top_p,heavy,greedy --budget-ms 20
+    timeout 150 python3 benchmarks/check_sampler_gpu.py greedy graph 2>&1 | grep -v "'what': 'env'"
+    mix_ab " 2" 70 --rows 1,32,128 --mix top_p,heavy --budget-ms 20 ;;
+  greedy128d) # run 128d: greedy rows in fp32 (64-bit keys) and fp16 at production size, out=, the mixed tokens
+    timeout 250 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'"
+    CHECK_STRATEGIES=extract timeout 200 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;
   greedy128b) # run 128b: what run 128 cut off: greedy rows in fp32 / fp16, graph replay and out=, then the heavy
               # and standard mixes (and greedy again) against the code before (.ab/old/src)
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes graph out_buffers 2>&1 | grep -v "'what': 'env'"

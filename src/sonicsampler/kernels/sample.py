@@ -29,8 +29,8 @@ import triton.language as tl
 from .. import indicators as bits
 from . import INTERPRETED
 from .draft import argmax_lowest
-from .keys import row_key_index, row_key_value, value_key16, value_key32
-from .prologue import bits16_to_f32, count_output, process, ranking_bits16
+from .keys import bits_from_key16, bits_from_key32, row_key_index, row_key_value, value_key16, value_key32
+from .prologue import bits16_to_f32, count_output, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -86,16 +86,25 @@ def greedy_alone(flags, SKIP_UNTRUNCATED: tl.constexpr):
 
 
 @triton.jit
-def tile_argmax(x, offs, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+def tile_argmax(keys, tile, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                GROUPED: tl.constexpr):
     """A tile's best rank value (the processed value rounded to the input dtype, as the reference ranks)
-    and its lowest token id among selectable tokens (V if none). Ranks of finite values can round to
-    -inf (fp16 below -65504): a masked token (-inf processed) must not win such a tie."""
+    and the lowest token id holding it, from the keys alone (tile_keys' three layouts), in one
+    reduction over the tile: the best key's inverted index is the lowest among equal values."""
     if KEY64:
-        rv = x
+        bk = tl.max(keys)
+        return bits_from_key32(bk >> 32).to(tl.float32, bitcast=True), (0xFFFFFFFF - (bk & 0xFFFFFFFF)).to(tl.int32)
     else:
-        rv = bits16_to_f32(ranking_bits16(x, IS_BF16), IS_BF16)
-    best = tl.max(rv)
-    return best, tl.min(tl.where((rv == best) & (x > float("-inf")), offs, V))
+        if GROUPED:
+            # The keys hold only 7 - j (j: the place in the group of 8): each group's best, then the
+            # group's place added to make tile keys.
+            gm = tl.max(keys, axis=1)
+            local = tl.arange(0, keys.shape[0]) * 8 + 7 - (gm & 0xFFFF).to(tl.int32)
+            bk = tl.max((gm & 0xFFFF0000) | (0xFFFF - local).to(tl.uint32))
+        else:
+            bk = tl.max(keys)
+        best = bits16_to_f32(bits_from_key16(bk >> 16), IS_BF16)
+        return best, tile.to(tl.int32) * (2 ** BLOCK_LOG2) + 0xFFFF - (bk & 0xFFFF).to(tl.int32)
 
 
 @triton.jit
@@ -192,11 +201,6 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             best = tl.max(score)
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
-    if greedy_alone(flags, SKIP_UNTRUNCATED):
-        # The scalar argmax path: the tile's argmax in the same slots (stage 2: untruncated_token).
-        g_best, g_idx = tile_argmax(x, offs, V, KEY64, IS_BF16)
-        tl.store(best_ptr + tile_id, g_best)
-        tl.store(best_idx_ptr + tile_id, g_idx)
     if ~skip:
         if GROUPED:
             store_tile_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), tile, tile_id, cand_ptr,
@@ -204,6 +208,13 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         else:
             emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
                                  STRATEGY)
+    if greedy_alone(flags, SKIP_UNTRUNCATED):
+        # The scalar argmax path: the tile's argmax in the untruncated rows' slots (stage 2:
+        # untruncated_token), from the keys. (From the processed values, which then stay live beside
+        # the keys, it cost the standard mix's stage 1 spills: the local sm_90 compile's stack 96 -> 208.)
+        g_best, g_idx = tile_argmax(keys, tile, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
+        tl.store(best_ptr + tile_id, g_best)
+        tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
 
 
 @triton.jit
@@ -276,6 +287,24 @@ def untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2: tl.constexpr):
     b = tl.load(best_ptr + row * Z + zt, mask=zt < Z, other=float("-inf"))
     bi = tl.load(best_idx_ptr + row * Z + zt, mask=zt < Z, other=V)
     return tl.min(tl.where(b == tl.max(b), bi, V))
+
+
+@triton.jit
+def lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
+                      counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                      Z, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+                      HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """The lowest token id of the row whose processed value is above -inf (V if none), tile by tile."""
+    found = V
+    t = 0
+    while (t < Z) & (found == V):   # a while loop: the interpreter cannot iterate range() over a runtime bound
+        x, offs, _i, _b, _k = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr, words,
+            counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+            BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        found = tl.min(tl.where(x > float("-inf"), offs, V))
+        t += 1
+    return found
 
 
 @triton.jit
@@ -785,6 +814,15 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         # The best over tiles of stage 1's per-tile scores: the Gumbel-max, or a greedy row's argmax
         # (V when no token is selectable: the row is invalid, and no lookup may read past the row).
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
+        if (token == V) & valid:
+            # A greedy row whose every rank is -inf while some processed value is finite (fp16 below
+            # -65504): they tie at -inf, and the lowest selectable token wins. Stage 1's tiles do not
+            # look for it (it cost the common path spills there); a walk over the row here, never taken
+            # by rows of any other kind.
+            token = lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
+                                      token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
+                                      bias_vals_ptr, bias_count_ptr, temp_ptr, Z, BLOCK_LOG2, KEY64, IS_BF16,
+                                      HAS_MASK, MAX_BIAS).to(token.dtype)
         token = tl.where(token < V, token, 0)
         tok_lane = C
     elif ((flags & GREEDY) == 0) & ~long_set:

@@ -701,6 +701,11 @@ if rows:
     mix_ab " 1" 140 --rows 1,32,128 --mix top_p,heavy,greedy --budget-ms 20
     timeout 150 python3 benchmarks/check_sampler_gpu.py greedy graph 2>&1 | grep -v "'what': 'env'"
     mix_ab " 2" 70 --rows 1,32,128 --mix top_p,heavy --budget-ms 20 ;;
+  greedy128e) # run 128e: what run 128c cut off (the heavy and greedy mixes against .ab/old/src, alternating), then
+              # greedy rows in fp32 / fp16 and out=
+    mix_ab " 1" 100 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
+    mix_ab " 2" 70 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
+    timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
   greedy128d) # run 128d: greedy rows in fp32 (64-bit keys) and fp16 at production size, out=, the mixed tokens
     timeout 250 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'"
     CHECK_STRATEGIES=extract timeout 200 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;

@@ -208,13 +208,16 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         else:
             emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
                                  STRATEGY)
-    if greedy_alone(flags, SKIP_UNTRUNCATED):
-        # The scalar argmax path: the tile's argmax in the untruncated rows' slots (stage 2:
-        # untruncated_token), from the keys. (From the processed values, which then stay live beside
-        # the keys, it cost the standard mix's stage 1 spills: the local sm_90 compile's stack 96 -> 208.)
-        g_best, g_idx = tile_argmax(keys, tile, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
-        tl.store(best_ptr + tile_id, g_best)
-        tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
+    if SKIP_UNTRUNCATED:   # (variants without it, e.g. verification's, compile none of this)
+        if greedy_alone(flags, SKIP_UNTRUNCATED):
+            # The scalar argmax path: the tile's argmax in the untruncated rows' slots (stage 2:
+            # untruncated_token), from the keys, after the emission. From the processed values, which
+            # then stay live beside the keys, it cost the standard mix's stage 1 spills (local sm_90
+            # compile: 61 spill stores against 27 without the path; 40 this way). A tile whose best rank
+            # is -inf reports V: stage 2 walks the row if no tile had a better one (lowest_selectable).
+            g_best, g_idx = tile_argmax(keys, tile, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
+            tl.store(best_ptr + tile_id, g_best)
+            tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
 
 
 @triton.jit
@@ -810,20 +813,23 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 if (flags & GREEDY) == 0:
                     token = drawn
                     tok_lane = C
-    if (untruncated | greedy_alone(flags, SKIP_UNTRUNCATED)) & ~long_set:
-        # The best over tiles of stage 1's per-tile scores: the Gumbel-max, or a greedy row's argmax
-        # (V when no token is selectable: the row is invalid, and no lookup may read past the row).
+    scalar = untruncated
+    if SKIP_UNTRUNCATED:
+        scalar = scalar | greedy_alone(flags, SKIP_UNTRUNCATED)
+    if scalar & ~long_set:
+        # The best over tiles of stage 1's per-tile scores: the Gumbel-max, or a greedy row's argmax.
         token = untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2)
-        if (token == V) & valid:
-            # A greedy row whose every rank is -inf while some processed value is finite (fp16 below
-            # -65504): they tie at -inf, and the lowest selectable token wins. Stage 1's tiles do not
-            # look for it (it cost the common path spills there); a walk over the row here, never taken
-            # by rows of any other kind.
-            token = lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
-                                      token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr,
-                                      bias_vals_ptr, bias_count_ptr, temp_ptr, Z, BLOCK_LOG2, KEY64, IS_BF16,
-                                      HAS_MASK, MAX_BIAS).to(token.dtype)
-        token = tl.where(token < V, token, 0)
+        if SKIP_UNTRUNCATED:
+            if (token == V) & valid:
+                # A greedy row whose every rank is -inf while some processed value is finite (fp16 below
+                # -65504): they tie at -inf, and the lowest selectable token wins. Stage 1's tiles do not
+                # look for it (that cost the common path spills there); a walk over the row, taken by no
+                # row of any other kind.
+                token = lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride,
+                                          token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                                          bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, Z, BLOCK_LOG2,
+                                          KEY64, IS_BF16, HAS_MASK, MAX_BIAS).to(token.dtype)
+        token = tl.where(token < V, token, 0)   # V: no selectable token (an invalid row); no lookup past the row
         tok_lane = C
     elif ((flags & GREEDY) == 0) & ~long_set:
         _best, tok_lane = argmax_lowest(tl.where(keep, x + gumbel_noise(seed, pos, 0, idx), NEG_INF), lane)

@@ -706,9 +706,12 @@ if rows:
     mix_ab " 1" 100 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     mix_ab " 2" 70 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
-  greedy128d) # run 128d: greedy rows in fp32 (64-bit keys) and fp16 at production size, out=, the mixed tokens
-    timeout 250 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'"
-    CHECK_STRATEGIES=extract timeout 200 python3 benchmarks/check_sampler_gpu.py tokens 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128f) # run 128f: the kept code (the path only in variants that skip candidates): mixed batches' tokens
+              # (extract, rank), untruncated rows (whose stage-2 branch the greedy rows now share) against the
+              # reference, and the base (untruncated) mix against the code before (.ab/old/src)
+    CHECK_STRATEGIES=extract,rank timeout 250 python3 benchmarks/check_sampler_gpu.py tokens untruncated 2>&1 \
+        | grep -v "'what': 'env'"
+    mix_ab "" 120 --rows 1,32,128 --mix base --budget-ms 20 ;;
   greedy128b) # run 128b: what run 128 cut off: greedy rows in fp32 / fp16, graph replay and out=, then the heavy
               # and standard mixes (and greedy again) against the code before (.ab/old/src)
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes graph out_buffers 2>&1 | grep -v "'what': 'env'"

@@ -706,6 +706,12 @@ if rows:
     mix_ab " 1" 100 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     mix_ab " 2" 70 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the
+              # emission needs them, as before): base, standard, greedy and heavy mixes against the code before
+              # (.ab/old/src), alternating twice; greedy rows and mixed tokens against the reference
+    mix_ab " 1" 150 --rows 1,32,128 --mix base,top_p,greedy,heavy --budget-ms 20
+    mix_ab " 2" 100 --rows 1,32,128 --mix base,top_p,greedy,heavy --budget-ms 20
+    CHECK_STRATEGIES=extract timeout 150 python3 benchmarks/check_sampler_gpu.py greedy tokens 2>&1 | grep -v "'what': 'env'" ;;
   greedy128f) # run 128f: the kept code (the path only in variants that skip candidates): mixed batches' tokens
               # (extract, rank), untruncated rows (whose stage-2 branch the greedy rows now share) against the
               # reference, and the base (untruncated) mix against the code before (.ab/old/src)

@@ -59,14 +59,24 @@ FAST_EXP2 = tl.constexpr(not INTERPRETED)
 
 @triton.jit
 def without_candidates(flags, SKIP_UNTRUNCATED: tl.constexpr):
-    """Whether the row needs no candidates (SKIP_UNTRUNCATED: the launch returns no draft distributions,
-    and the bounded approximation was not asked for): an untruncated row or a greedy row alone
-    (greedy_alone) that asks for no top-n log-probabilities. Its token comes from stage 1's per-tile
-    best scores (the full-vocabulary Gumbel-max, or the argmax), its validity and its own
-    log-probability from the statistics, so stage 1 emits no candidates for it and stage 2 selects
-    none: the RL-rollout row costs its noise, not its noise and a top-k; a greedy row costs its argmax."""
+    """Whether stage 2 selects no candidates for the row (SKIP_UNTRUNCATED: the launch returns no draft
+    distributions, and the bounded approximation was not asked for): an untruncated row that asks for no
+    top-n log-probabilities (untruncated_alone) or a greedy row that needs only its argmax
+    (greedy_alone). Its token is the best of stage 1's per-tile scores (the full-vocabulary Gumbel-max,
+    or the argmax), its validity and its own log-probability come from the statistics, so stage 1
+    emits no candidates for it: the RL-rollout row costs its noise, not its noise and a top-k, and a
+    greedy row its argmax."""
     if SKIP_UNTRUNCATED:
-        return ((flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0) | greedy_alone(flags, SKIP_UNTRUNCATED)
+        return untruncated_alone(flags, SKIP_UNTRUNCATED) | greedy_alone(flags, SKIP_UNTRUNCATED)
+    else:
+        return flags < 0   # never
+
+
+@triton.jit
+def untruncated_alone(flags, SKIP_UNTRUNCATED: tl.constexpr):
+    """An untruncated row that asks for no top-n log-probabilities (see without_candidates)."""
+    if SKIP_UNTRUNCATED:
+        return (flags & (UNTRUNCATED_MASK | TOP_LOGPROBS)) == 0
     else:
         return flags < 0   # never
 
@@ -77,12 +87,13 @@ def greedy_alone(flags, SKIP_UNTRUNCATED: tl.constexpr):
     log-probabilities, and no processed log-probability over a truncated set (whose normalizer needs
     the set). Its token, the first of the processed values rounded to the input dtype (ties to the
     lower index), is the best over tiles of each tile's argmax (stage 1, tile_argmax); its validity
-    and log-probability come from the statistics, as an untruncated row's do."""
+    and log-probability come from the statistics, as an untruncated row's do. Without SKIP_UNTRUNCATED
+    a constant False: those variants (verification's, the draft launches') compile no scalar path."""
     if SKIP_UNTRUNCATED:
         alone = (flags & (GREEDY | TOP_LOGPROBS)) == GREEDY
         return alone & (((flags & LOGPROBS_PROCESSED) == 0) | ((flags & (TOP_K | TOP_P | MIN_P)) == 0))
     else:
-        return flags < 0   # never
+        return False
 
 
 @triton.jit
@@ -181,7 +192,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    skip = without_candidates(flags, SKIP_UNTRUNCATED)
+    skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
     # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
@@ -202,22 +213,22 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             tl.store(best_ptr + tile_id, best)
             tl.store(best_idx_ptr + tile_id, tl.min(tl.where(score == best, offs, V)))
     if ~skip:
-        if GROUPED:
+        if greedy_alone(flags, SKIP_UNTRUNCATED):
+            # The scalar argmax path: the tile's argmax (from its keys, in one reduction) in the
+            # untruncated rows' slots instead of the E rounds of candidates. Here, where only rows that
+            # build candidates build keys: taking it after this branch or from the processed values made
+            # the compiler build every row's keys before the untruncated branch and spill them, and the
+            # untruncated batch 13% slower at 128 rows (run 128f). A tile whose best rank is -inf reports
+            # V; stage 2 walks the row if no tile did better (lowest_selectable).
+            g_best, g_idx = tile_argmax(keys, tile, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
+            tl.store(best_ptr + tile_id, g_best)
+            tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
+        elif GROUPED:
             store_tile_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), tile, tile_id, cand_ptr,
                             BLOCK_LOG2, E_LOG2, KEY64)
         else:
             emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
                                  STRATEGY)
-    if SKIP_UNTRUNCATED:   # (variants without it, e.g. verification's, compile none of this)
-        if greedy_alone(flags, SKIP_UNTRUNCATED):
-            # The scalar argmax path: the tile's argmax in the untruncated rows' slots (stage 2:
-            # untruncated_token), from the keys, after the emission. From the processed values, which
-            # then stay live beside the keys, it cost the standard mix's stage 1 spills (local sm_90
-            # compile: 61 spill stores against 27 without the path; 40 this way). A tile whose best rank
-            # is -inf reports V: stage 2 walks the row if no tile had a better one (lowest_selectable).
-            g_best, g_idx = tile_argmax(keys, tile, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
-            tl.store(best_ptr + tile_id, g_best)
-            tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
 
 
 @triton.jit

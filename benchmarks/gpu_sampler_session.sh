@@ -706,6 +706,11 @@ if rows:
     mix_ab " 1" 100 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     mix_ab " 2" 70 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128h) # run 128h: what run 128g cut off: the heavy mix against .ab/old/src (alternating twice), greedy rows
+              # against the reference (bf16, fp32, fp16), out=
+    mix_ab " 1" 80 --rows 1,32,128 --mix heavy --budget-ms 20
+    mix_ab " 2" 80 --rows 1,32,128 --mix heavy --budget-ms 20
+    timeout 200 python3 benchmarks/check_sampler_gpu.py greedy greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
   greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the
               # emission needs them, as before): base, standard, greedy and heavy mixes against the code before
               # (.ab/old/src), alternating twice; greedy rows and mixed tokens against the reference

@@ -220,7 +220,7 @@ def test_greedy_rows_take_the_scalar_argmax_path(emit, strategy, dtype):
     the input dtype ranks on the rounded value, not on the fp32 one; validity (a NaN row and a fully
     masked row among the skipping ones), log-probabilities and counts."""
     gen = torch.Generator().manual_seed(12)
-    n = 10
+    n = 11
     params = [SamplingParams(temperature=0.0),
               SamplingParams(temperature=0.0, logprobs=0),
               SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"),
@@ -230,15 +230,16 @@ def test_greedy_rows_take_the_scalar_argmax_path(emit, strategy, dtype):
               SamplingParams(temperature=0.0, top_p=0.5, min_p=0.1, logit_bias={450: 0.002}),
               SamplingParams(temperature=0.0),
               SamplingParams(temperature=0.0),
-              SamplingParams(temperature=0.7, top_k=5, seed=5)]                                 # keeps them
-    skipping = [0, 1, 2, 5, 6, 7, 8]
+              SamplingParams(temperature=0.7, top_k=5, seed=5),                                 # keeps them
+              SamplingParams(seed=11)]        # untruncated: the same per-tile slots, its Gumbel-max there
+    skipping = [0, 1, 2, 5, 6, 7, 8, 10]
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, emit=emit, strategy=strategy)
     prompts = [list(range(i, i + 30)) for i in range(n)]
     for i, p in enumerate(params):
         s.add_request(i, p, prompts[i])
     logits = (2 * torch.randn(n, V, generator=gen)).to(dtype)
     logits[0, [300, 310, 520]] = 20.0          # the row's maximum three times, in two tiles: token 300
-    logits[1, [40, 599]] = 20.0                # in the first and the last tile: token 40
+    logits[1, [46, 44, 599]] = 20.0            # twice in one group of 8 and in the last tile: token 44
     logits[6, 440] = 10.0
     logits[6, 450] = 10.0                      # + 0.002 of bias: 10.002 rounds back to 10 in 16 bits
     logits[7, 17] = float("nan")               # row 7: invalid
@@ -261,28 +262,29 @@ def test_greedy_rows_take_the_scalar_argmax_path(emit, strategy, dtype):
     check_against_reference(logits, resolved, positions, prompts, [()] * n, out, mask)
     ref = reference.sample(logits, resolved, positions=positions, prompt_token_ids=prompts, grammar_bitmask=mask)
     assert out.tokens[:9].tolist() == ref.tokens[:9].tolist()
-    assert out.tokens[[0, 1, 6]].tolist() == ([300, 40, 440] if dtype != torch.float32 else [300, 40, 450])
+    assert out.tokens[[0, 1, 6]].tolist() == ([300, 44, 440] if dtype != torch.float32 else [300, 44, 450])
     assert int(out.tokens[2]) != 5
-    assert out.valid.tolist() == [True] * 7 + [False, False, True]
-    assert [int(s.table.counts[i].sum()) for i in range(n)] == [1] * 7 + [0, 0, 1]
+    assert out.valid.tolist() == [True] * 7 + [False, False, True, True]
+    assert [int(s.table.counts[i].sum()) for i in range(n)] == [1] * 7 + [0, 0, 1, 1]
 
 
 def test_fp16_greedy_row_whose_ranks_all_round_to_minus_inf_is_valid():
     """An fp16 greedy row whose processed values are all finite but below -65504 (a repetition penalty
     on logits near -40000) ranks every token at -inf, as the reference does: it is valid and its token
-    is the lowest selectable index (here 32: the grammar mask forbids 0..31), through the scalar argmax
-    path. (Rows that keep candidates have no finite ranking key there: a known gap, docs/ARCHITECTURE.md.)"""
+    is the lowest selectable index (here 320, in the second tile: the grammar mask forbids 0..319), through
+    the scalar argmax path and stage 2's walk over the row. (Rows that keep candidates have no finite
+    ranking key there: a known gap, docs/ARCHITECTURE.md.)"""
     s = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
     p = SamplingParams(temperature=0.0, repetition_penalty=2.0, logprobs=0)
     s.add_request(0, p, list(range(V)))
     logits = torch.full((1, V), -40000.0, dtype=torch.float16)
     logits[0, 100] = -39000.0
     mask = torch.full((1, -(-V // 32)), -1, dtype=torch.int32)
-    mask[0, 0] = 0
+    mask[0, :10] = 0
     out = s.sample(logits, [0], [0], grammar_bitmask=mask)
     ref = reference.sample(logits, [p], positions=[0], prompt_token_ids=[list(range(V))], grammar_bitmask=mask)
     assert bool(ref.valid[0]) and bool(out.valid[0])
-    assert int(out.tokens[0]) == int(ref.tokens[0]) == 32
+    assert int(out.tokens[0]) == int(ref.tokens[0]) == 320
     assert_close(out.logprob, ref.logprob)
 
 

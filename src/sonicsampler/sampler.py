@@ -603,8 +603,9 @@ class Sampler:
         # Programmatic dependent launch for small batches (pdl.py): stage 1 lets stage 2 start early.
         pdl = stage2_options(dev, n, "sampler")
         const1["PDL"] = pdl["PDL"]
-        # Untruncated rows without top-n log-probabilities skip the candidates (sample.without_candidates),
-        # unless the launch returns draft distributions (which need them).
+        # Untruncated rows without top-n log-probabilities and greedy rows that need only their argmax skip
+        # the candidates (sample.without_candidates), unless the launch returns draft distributions (which
+        # need them).
         const1["SKIP_UNTRUNCATED"] = self.exact_untruncated and not draft
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),

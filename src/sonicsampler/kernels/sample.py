@@ -12,6 +12,9 @@ in-kernel Philox noise (greedy rows take the first candidate), writes the log-pr
 full-vocabulary normalizers from the statistics, the per-row `exact` flag and the mass a bounded
 candidate set drops, and counts the token into the slot's output counts.
 
+Greedy rows that need only their argmax (greedy_alone: issue 4's scalar argmax path) build no
+candidates: each stage-1 tile reports its argmax instead, and stage 2 takes the best over tiles.
+
 Untruncated stochastic rows (no top-k, top-p or min-p: the RL-rollout case) are exact at any size:
 stage 1 draws the Philox Gumbel noise for every token of the tile and reports its best perturbed score,
 and stage 2 takes the best over tiles, the reference's Gumbel-max over the whole vocabulary. (With
@@ -338,7 +341,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
     the bound dropped, whether the row takes the exact untruncated path, min-p's threshold, the
     values the candidates are ranked on (processed, rounded to the input dtype), the first candidate's
-    token id (the greedy token; 0 if none), a stabiliser m of the candidates' exponentials (the first
+    token id (the greedy token of a row with candidates; 0 if none), a stabiliser m of the candidates' exponentials (the first
     candidate's rank value, or its processed value where that is not finite) and whether all C
     candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start, _cut_bounds): a
     part of its set's weight (relative to exp(m)) and a value key at or above the cut's. PENDING: see

@@ -341,11 +341,12 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
     the bound dropped, whether the row takes the exact untruncated path, min-p's threshold, the
     values the candidates are ranked on (processed, rounded to the input dtype), the first candidate's
-    token id (the greedy token of a row with candidates; 0 if none), a stabiliser m of the candidates' exponentials (the first
-    candidate's rank value, or its processed value where that is not finite) and whether all C
-    candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start, _cut_bounds): a
-    part of its set's weight (relative to exp(m)) and a value key at or above the cut's. PENDING: see
-    prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1 emitted nothing).
+    token id (the greedy token of a row with candidates; 0 if none), a stabiliser m of the candidates'
+    exponentials (the first candidate's rank value, or its processed value where that is not finite) and
+    whether all C candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start,
+    _cut_bounds): a part of its set's weight (relative to exp(m)) and a value key at or above the cut's.
+    PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1
+    emitted nothing).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
     shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced

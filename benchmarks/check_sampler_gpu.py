@@ -67,13 +67,14 @@ def greedy_params(n):
     return out
 
 
-def check_greedy(v, n, dtype=torch.bfloat16, device="cuda", **sampler_args):
+def check_greedy(v, n, dtype=torch.bfloat16, device="cuda", first=0, **sampler_args):
     """Greedy rows (greedy_params) at production size, each row's maximum copied to two more places in
     other tiles (ties across tiles go to the lower index), a NaN row and a fully masked row among them:
     tokens, validity and the token's log-probability against the reference. No mismatch is allowed
-    (greedy rows have no noise)."""
-    gen = torch.Generator().manual_seed(v + n + 3)
-    params = greedy_params(n)
+    (greedy rows have no noise). first: the rows take greedy_params' kinds from this one on; batches
+    of fewer than 4 rows have no NaN and no fully masked row."""
+    gen = torch.Generator().manual_seed(v + n + 3 + first)
+    params = greedy_params(first + n)[first:]
     s = Sampler(v, n, device, **sampler_args)
     for i, p in enumerate(params):
         s.add_request(i, p, prompt_token_ids=[1, 2, 3])
@@ -82,9 +83,10 @@ def check_greedy(v, n, dtype=torch.bfloat16, device="cuda", **sampler_args):
         top = int(logits[i].float().argmax())
         for j in torch.randint(v, (2,), generator=gen).tolist():
             logits[i, j] = logits[i, top]
-    logits[n - 1, 5] = float("nan")
     mask = torch.full((n, -(-v // 32)), -1, dtype=torch.int32)
-    mask[n - 2] = 0
+    if n >= 4:
+        logits[n - 1, 5] = float("nan")
+        mask[n - 2] = 0
     mask[0, : v // 64] = 0          # row 0: the first half of the vocabulary forbidden
     positions = list(range(n))
     out = s.sample(logits.to(device), list(range(n)), positions, grammar_bitmask=mask.to(device))
@@ -691,6 +693,11 @@ if __name__ == "__main__":
     if "greedy" in parts:       # greedy rows, most on the scalar argmax path
         for v, n in ((151936, 32), (262144, 8)):
             check_greedy(v, n)
+    if "greedy_one_row" in parts:   # the 1-row configuration (rank strategy, 1-D keys of 4096-token tiles)
+        for v in (151936, 262144):
+            for first in (0, 2):    # a plain greedy row; one with penalties and bias
+                check_greedy(v, 1, first=first)
+                check_greedy(v, 1, torch.float16, first=first)
     if "greedy_dtypes" in parts:
         check_greedy(151936, 8, torch.float32)
         check_greedy(32000, 16, torch.float16)

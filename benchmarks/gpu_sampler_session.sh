@@ -706,6 +706,8 @@ if rows:
     mix_ab " 1" 100 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     mix_ab " 2" 70 --rows 1,32,128 --mix heavy,greedy --budget-ms 20
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
+  greedy128i) # run 128i: greedy rows at the 1-row configuration (rank strategy: 1-D 16-bit keys), bf16 and fp16
+    timeout 200 python3 benchmarks/check_sampler_gpu.py greedy_one_row 2>&1 | grep -v "'what': 'env'" ;;
   greedy128h) # run 128h: what run 128g cut off: the heavy mix against .ab/old/src (alternating twice), greedy rows
               # against the reference (bf16, fp32, fp16), out=
     mix_ab " 1" 80 --rows 1,32,128 --mix heavy --budget-ms 20

@@ -167,6 +167,24 @@ def test_untruncated_rows_are_exact_draws_from_the_full_softmax():
     assert outside_exact >= n - 3, (outside_exact, outside_bounded)
 
 
+def sample_over_poisoned_candidates(s, logits, positions, mask, skipping):
+    """Samples rows 0..n-1 (slots 0..n-1) twice: the first call shapes the candidate scratch, which is then
+    poisoned, and the slots' counts zeroed; the second call's output is returned after checking that
+    exactly the rows in `skipping` left their candidate lists poisoned (stage 1 emitted none for them)."""
+    n = logits.shape[0]
+    s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
+    cand = s._plans[next(iter(s._plans))]["scratch"]["cand"]
+    poison = 0x5A5A5A5A5A5A5A5A
+    cand.fill_(poison)
+    for i in range(n):
+        s.table.counts[i].zero_()
+    out = s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
+    lists = cand.view(n, -1)
+    for i in range(n):
+        assert bool((lists[i] == poison).all()) == (i in skipping), i
+    return out
+
+
 def test_untruncated_rows_without_top_logprobs_build_no_candidates():
     """Untruncated rows that ask for no top-n log-probabilities (logprobs None or 0) skip the candidates
     (kernels/sample.py, without_candidates): stage 1 writes nothing to their candidate lists (poisoned
@@ -191,18 +209,7 @@ def test_untruncated_rows_without_top_logprobs_build_no_candidates():
     mask = torch.full((n, -(-V // 32)), -1, dtype=torch.int32)
     mask[7] = 0                                                   # row 7: nothing allowed
     positions = [3, 4, 5, 6, 7, 8, 9, 10]
-    # The candidate scratch is shaped by the first call; poison it, then sample again.
-    s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
-    cand = s._plans[next(iter(s._plans))]["scratch"]["cand"]
-    poison = 0x5A5A5A5A5A5A5A5A
-    cand.fill_(poison)
-    for i in range(n):
-        s.table.counts[i].zero_()
-    out = s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
-    lists = cand.view(n, -1)
-    for i in range(n):
-        untouched = bool((lists[i] == poison).all())
-        assert untouched == (i in skipping), i
+    out = sample_over_poisoned_candidates(s, logits, positions, mask, skipping)
     check_against_reference(logits, params, positions, prompts, [()] * n, out, mask)
     assert out.valid.tolist() == [True] * 6 + [False, False]
     assert int(s.table.counts[6].sum()) == 0 and int(s.table.counts[7].sum()) == 0
@@ -248,16 +255,7 @@ def test_greedy_rows_take_the_scalar_argmax_path(emit, strategy, dtype):
     mask[2, 0] = 0                             # row 2: tokens 0..31 not allowed
     logits[2, 5] = 30.0
     positions = list(range(3, 3 + n))
-    s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
-    cand = s._plans[next(iter(s._plans))]["scratch"]["cand"]
-    poison = 0x5A5A5A5A5A5A5A5A
-    cand.fill_(poison)
-    for i in range(n):
-        s.table.counts[i].zero_()
-    out = s.sample(logits, list(range(n)), positions, grammar_bitmask=mask)
-    lists = cand.view(n, -1)
-    for i in range(n):
-        assert bool((lists[i] == poison).all()) == (i in skipping), i
+    out = sample_over_poisoned_candidates(s, logits, positions, mask, skipping)
     resolved = [p.resolved() for p in params]
     check_against_reference(logits, resolved, positions, prompts, [()] * n, out, mask)
     ref = reference.sample(logits, resolved, positions=positions, prompt_token_ids=prompts, grammar_bitmask=mask)

@@ -713,6 +713,12 @@ if rows:
     mix_ab " 1" 80 --rows 1,32,128 --mix heavy --budget-ms 20
     mix_ab " 2" 80 --rows 1,32,128 --mix heavy --budget-ms 20
     timeout 200 python3 benchmarks/check_sampler_gpu.py greedy greedy_dtypes out_buffers 2>&1 | grep -v "'what': 'env'" ;;
+  raw129)   # run 129: stage 1 ranks raw values for rows whose processing is at most a temperature (stage 2 not
+            # yet remapping their keys: a timing of stage 1's change alone, tokens not checked): the
+            # standard, top-k and greedy mixes against the code before (.ab/old/src), alternating twice
+    mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    mix_ab " 2" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    verify_ab 100 32,128 ;;
   greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the
               # emission needs them, as before): base, standard, greedy and heavy mixes against the code before
               # (.ab/old/src), alternating twice; greedy rows and mixed tokens against the reference

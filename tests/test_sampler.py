@@ -533,8 +533,8 @@ def test_direct_launches_get_every_parameter():
     assert bare1 is None and bare2 is None      # the interpreter launches through Triton, never bare
     # ... but builds the direct launches, with a recorder in place of the C launch (launch._check)
     assert direct1 is not None and direct2 is not None
-    # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU), SKIP_UNTRUNCATED
-    assert tail1[-5:] == (None, 1, False, False, True)
+    # drafts_ptr, rows_per_request, PENDING, PDL (off on a CPU), SKIP_UNTRUNCATED, RAW_KEYS
+    assert tail1[-6:] == (None, 1, False, False, True, True)
     n1, n2 = len(s._stage1.fn.arg_names), len(s._stage2.fn.arg_names)
     assert len(tail1) < n1 and len(tail2) < n2
     # The fixed addresses (launch.Launcher) cover exactly the leading arguments the tail does not.

@@ -607,12 +607,16 @@ class Sampler:
         # the candidates (sample.without_candidates), unless the launch returns draft distributions (which
         # need them).
         const1["SKIP_UNTRUNCATED"] = self.exact_untruncated and not draft
+        # Rows whose processing is at most a temperature emit raw keys, which stage 2 turns into processed
+        # ones (sample.raw_ordered, select.remap_keys): 16-bit logits and no grammar mask.
+        const1["RAW_KEYS"] = not key64 and not has_mask
         # The constexprs of sample.row_distribution, which the sampler's and verification's stage 2 share.
         rows2 = dict(Z_LOG2=max(_log2(_pow2_at_least(z)), _log2(c) - _log2(e)), E_LOG2=_log2(e), C_LOG2=_log2(c),
                      BLOCK_LOG2=_log2(block), LONG_LOG2=_log2(self.long_block), KEY64=key64, IS_BF16=is_bf16,
                      HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
-                     EXACT_UNTRUNCATED=self.exact_untruncated, num_warps=warps[1], **_reg_cap(cfg.regs2), **pdl)
+                     EXACT_UNTRUNCATED=self.exact_untruncated, RAW_KEYS=const1["RAW_KEYS"], num_warps=warps[1],
+                     **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(self.long_chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,

@@ -32,17 +32,18 @@ import triton.language as tl
 from .. import indicators as bits
 from . import INTERPRETED
 from .draft import argmax_lowest
-from .keys import bits_from_key16, bits_from_key32, row_key_index, row_key_value, value_key16, value_key32
-from .prologue import bits16_to_f32, count_output, process
+from .keys import (bits_from_key16, bits_from_key32, row_key_index, row_key_to_tile_key, row_key_value,
+                   value_key16, value_key32)
+from .prologue import bits16_to_f32, count_output, div_exact, process
 from .rng import gumbel_noise, gumbel_noise_tile
-from .select import select_top_sorted
+from .select import remap_keys, select_top_sorted
 from .rank import ranks
-from .topk import (any_saturated, emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
-                   load_tile_keys, merge_refill, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
+from .topk import (emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
+                   load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
-from .tile import load_tile, processed_tile, tile_keys
+from .tile import load_tile, process_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -156,6 +157,36 @@ def _max_sumexp_unmasked(x):
 
 
 @triton.jit
+def raw_ordered(flags, RAW_KEYS: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
+    """Whether the row's tiles emit raw keys (RAW_KEYS: the launch has no grammar mask and 16-bit
+    logits): no penalty or bias, so that its processing is at most a division by its temperature, a
+    monotone map of the raw values; and not an exact untruncated row, whose noise needs the processed
+    values themselves."""
+    if RAW_KEYS:
+        if EXACT_UNTRUNCATED:
+            return ((flags & REORDERING) == 0) & ((flags & UNTRUNCATED_MASK) != 0)
+        else:
+            return (flags & REORDERING) == 0
+    else:
+        return flags < 0   # never
+
+
+@triton.jit
+def _max_sumexp_quotients(raw, flags, inv_t_ptr):
+    """_max_sumexp_unmasked of raw / t (t the row's temperature, 1 without the TEMPERATURE bit) from the
+    raw values: the maximum is the quotient of the raw maximum (division rounds monotonically), the
+    terms exp2(raw * (log2(e) / t) - max * log2(e)), one fused multiply-add each."""
+    m = tl.max(raw)
+    c = tl.zeros((), tl.float32) + LOG2E
+    if (flags & TEMPERATURE) != 0:
+        inv = tl.load(inv_t_ptr)
+        m = div_exact(m, inv)
+        c = (inv * 1.4426950408889634).to(tl.float32)
+    m_safe = tl.where(m > float("-inf"), m, 0.0)
+    return m, tl.sum(_exp2_ftz(raw * c - m_safe * LOG2E))
+
+
+@triton.jit
 def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
                   mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, seed_ptr,
@@ -164,7 +195,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                   EXACT_UNTRUNCATED: tl.constexpr, STRATEGY: tl.constexpr,
                   drafts_ptr=None, rows_per_request=1, PENDING: tl.constexpr = False, PDL: tl.constexpr = False,
-                  SKIP_UNTRUNCATED: tl.constexpr = False):
+                  SKIP_UNTRUNCATED: tl.constexpr = False, RAW_KEYS: tl.constexpr = False):
     # PENDING (speculative verification, kernels/verify.py): rows come in groups of rows_per_request
     # = γ + 1 target rows of one request, whose γ draft tokens are at drafts_ptr (request-major); the
     # l-th row of a group also counts the first l draft tokens as output (its penalties see them).
@@ -192,18 +223,30 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         m_r, s_r = _max_sumexp_unmasked(raw)
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
-    x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
-                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
     skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
+    if raw_ordered(flags, RAW_KEYS, EXACT_UNTRUNCATED):
+        # The row's processing is at most a division by its temperature, which keeps the raw order up
+        # to ties its rounding creates: the tile ranks its raw values (no division per token), and
+        # stage 2 turns the emitted keys into processed ones (select.remap_keys). The statistics come
+        # from the raw values too: the maximum's quotient, and each term's exponent as one fused
+        # multiply-add (its quotient within an ulp of the exact one: a sum's rounding, not a set's).
+        x = raw    # untruncated rows, the only users of x below beside the keys, are never raw-ordered
+        m_p, s_p = _max_sumexp_quotients(raw, flags, temp_ptr + slot)
+    else:
+        x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                    HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+        m_p, s_p = _max_sumexp_unmasked(x)
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
     # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
+    # One construction after both branches: one in each kept two sets of keys live (66 spill stores in
+    # the sm_90 compile against 21).
     keys = tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
-    m_p, s_p = _max_sumexp_unmasked(x)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
-    tl.store(st + 4, (s_p != s_p).to(tl.float32))     # a NaN or +inf processed value (stage 2: invalid)
+    # a NaN or +inf processed value (stage 2: invalid)
+    tl.store(st + 4, ((s_p != s_p) | (m_p == float("inf"))).to(tl.float32))
     if EXACT_UNTRUNCATED:
         if (flags & UNTRUNCATED_MASK) == 0:
             # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports
@@ -325,6 +368,19 @@ def lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mas
 
 
 @triton.jit
+def saturated(lasts, kth, remap, inv_t, IS_BF16: tl.constexpr, RAW_KEYS: tl.constexpr):
+    """Per tile, whether a tile whose last emitted key is `lasts` may hide members of the row's C best,
+    kth being the C-th merged key (topk.any_saturated). Remapped tiles (select.remap_keys) emitted on raw
+    keys, so a token they hold back may have the C-th key's value and a lower index: they are saturated
+    when their last key's value reaches the C-th key's."""
+    hit = lasts > kth
+    if RAW_KEYS:
+        if remap:
+            hit = (lasts != 0) & ((remap_keys(lasts, inv_t, IS_BF16) >> 32) >= (kth >> 32))
+    return hit
+
+
+@triton.jit
 def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                      rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -332,7 +388,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                      KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                      NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
-                     pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False):
+                     pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False,
+                     RAW_KEYS: tl.constexpr = False):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -346,7 +403,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     whether all C candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start,
     _cut_bounds): a part of its set's weight (relative to exp(m)) and a value key at or above the cut's.
     PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1
-    emitted nothing).
+    emitted nothing). RAW_KEYS: `raw_ordered` rows emitted raw keys (sample_stage1).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
     shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced
@@ -370,30 +427,46 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_min_p = tl.load(log_min_p_ptr + slot)
     k = tl.load(top_k_ptr + slot)
     p_top = tl.load(top_p_ptr + slot)
+    # Raw-ordered rows with a temperature (stage 1's raw_ordered) emitted raw keys: remapped to
+    # processed ones here (select.remap_keys); without a temperature the raw keys are the processed ones.
+    remap = raw_ordered(flags, RAW_KEYS, EXACT_UNTRUNCATED) & ((flags & TEMPERATURE) != 0)
+    inv_t = tl.load(temp_ptr + slot)
     if skip:
         top = tl.zeros([C], tl.uint64)
         top0 = tl.zeros((), tl.uint64)
         top_last = top0
+    elif RAW_KEYS:
+        top, top0, top_last = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2),
+                                                Z_LOG2, E_LOG2, C_LOG2, KEY64, remap, inv_t, IS_BF16)
     else:
         top, top0, top_last = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2),
                                                 Z_LOG2, E_LOG2, C_LOG2, KEY64)
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
-        # that is exact).
-        if any_saturated(lasts, top_last) & ~skip:
+        # that is exact). A remapped tile may hide keys of the C-th key's value with lower indices:
+        # saturated when its last key's value reaches the C-th's.
+        if (tl.sum(saturated(lasts, top_last, remap, inv_t, IS_BF16, RAW_KEYS).to(tl.int32)) > 0) & ~skip:
             kth = top_last
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                if last_t > kth:
-                    _x, _o, _i, _b, keys = processed_tile(
-                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
-                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                        pend_ptr, n_pend, PENDING)
-                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
-                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
+                if saturated(last_t, kth, remap, inv_t, IS_BF16, RAW_KEYS):
+                    raw_t, offs_t, inb_t = load_tile(logits_ptr, stride_row, V, row, t, BLOCK_LOG2, float("-inf"))
+                    x_t, _b = process_tile(raw_t, offs_t, inb_t, row, slot, flags, V, mask_ptr, mask_stride,
+                                           token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                                           bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS,
+                                           pend_ptr, n_pend, PENDING)
+                    keys = tile_keys(x_t, offs_t, BLOCK_LOG2, KEY64, IS_BF16)
+                    start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
+                    # The tile emitted its keys at or above its last one (raw keys where remapped): the
+                    # others are merged.
+                    emitted_on = keys
+                    if remap:
+                        emitted_on = tile_keys(raw_t, offs_t, BLOCK_LOG2, KEY64, IS_BF16)
+                    emitted = emitted_on >= row_key_to_tile_key(last_t, start, KEY64)
+                    top = merge_tile_top(top, tl.where(emitted, 0, keys), start, refill_ptr + row * (4 * C),
+                                         BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
             top0 = tl.max(top)                                 # the refill keeps `top` sorted
             top_last = _at(top, lane, C - 1)
@@ -696,7 +769,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
                   SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False,
-                  HELPERS: tl.constexpr = False):
+                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
@@ -731,7 +804,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
-                    EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED)
+                    EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS)
 
 
 @triton.jit
@@ -767,7 +840,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                 TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                 EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
-                SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr):
+                SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
@@ -788,7 +861,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED)
+        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS)
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.

@@ -1,0 +1,87 @@
+"""Rows whose processing is at most a temperature rank their raw values in stage 1 (sample.raw_ordered)
+and stage 2 turns the emitted keys into processed ones (select.remap_keys). Division and rounding to the
+input dtype are monotone, so the raw order is the processed one except where two raw values' quotients
+round together: such a class must then come out in index order, as the reference ranks it. The rows
+below put such a class where each part of stage 2 decides it: split by the C-th place inside one tile
+list, held back by a tile whose last emitted key is the C-th key itself, and in the middle of the
+candidates."""
+import pytest
+import torch
+
+from sonicsampler import SamplingParams, reference
+from sonicsampler.sampler import Sampler, sample
+
+from test_sampler import check_against_reference
+
+V = 600
+BOUND = 8       # C: the 8th candidate is where the classes below are split
+BLOCK = 64      # ten tiles
+EMIT = 4        # tiles emit 4 keys: a tile with more high tokens is saturated and re-read
+T = 0.7
+
+
+def merged_pair(dtype):
+    """Two raw values a > b in [2, 4) of `dtype` whose quotients by T round to the same value."""
+    v = torch.arange(2.0, 4.0, 2.0 ** -9).to(dtype).unique()
+    q = (v.float() / torch.tensor(T, dtype=torch.float32)).to(dtype)
+    for i in range(len(v) - 1, 0, -1):
+        if q[i] == q[i - 1] and v[i] != v[i - 1]:
+            return float(v[i]), float(v[i - 1])
+    raise AssertionError("no pair of raw values whose quotients round together")
+
+
+def rows(dtype):
+    a, b = merged_pair(dtype)
+    x = torch.full((3, V), -8.0)
+    x += 0.01 * torch.randn(3, V, generator=torch.Generator().manual_seed(5))
+    # Row 0: the class {a at 40, b at 5} in tile 0's list (a first, on raw keys) is split by the 8th
+    # place: the reference takes b (lower index).
+    x[0, [330, 331, 400, 401, 460, 461, 530]] = torch.tensor([12.0, 11.5, 11.0, 10.5, 10.0, 9.5, 9.0])
+    x[0, 40], x[0, 5] = a, b
+    # Row 1: tile 3 emits 250, 251, 252 and a at 240 (its 4th, last); b at 193 stays behind. Merged, a
+    # is the 8th key itself, so only a test on the value (not the key) re-reads tile 3 and finds b.
+    x[1, [250, 251, 252, 400, 401, 402, 403]] = torch.tensor([12.0, 11.5, 11.0, 10.5, 10.0, 9.5, 9.0])
+    x[1, 240], x[1, 193] = a, b
+    # Row 2: the class in the middle of the candidates, in two tiles: b at 100 ranks before a at 300.
+    x[2, [550, 551, 552, 10, 20, 30]] = torch.tensor([12.0, 11.5, 11.0, 1.0, 0.5, 0.25])
+    x[2, 300], x[2, 100] = a, b
+    return x.to(dtype)
+
+
+def params():
+    # top_k = C, processed top-8 log-probabilities: their ids are the 8 best processed values in order.
+    return [SamplingParams(temperature=T, top_k=BOUND, seed=i, logprobs=BOUND, logprobs_mode="processed")
+            for i in range(3)]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("strategy", ["extract", "rank", "bitonic"])
+def test_classes_that_quotients_merge_come_out_in_index_order(dtype, strategy):
+    logits, ps = rows(dtype), params()
+    positions, prompts, outputs = [7, 8, 9], [[]] * 3, [[]] * 3
+    ref = reference.sample(logits, ps, positions=positions)
+    # The rows test what they are meant to: ranked on raw values, a would come before b.
+    assert 5 in ref.top_token_ids[0].tolist() and 40 not in ref.top_token_ids[0].tolist()
+    assert 193 in ref.top_token_ids[1].tolist() and 240 not in ref.top_token_ids[1].tolist()
+    ids = ref.top_token_ids[2].tolist()
+    assert ids.index(100) < ids.index(300)
+    out = sample(logits, ps, positions=positions, bound=BOUND, block=BLOCK, emit=EMIT, strategy=strategy)
+    check_against_reference(logits, ps, positions, prompts, outputs, out)
+
+
+def test_temperature_rows_emit_raw_keys_and_penalised_rows_processed_ones():
+    """The tile lists stage 1 leaves in scratch: raw values for a temperature row, processed values for a
+    row with a penalty (whose processing may reorder tokens)."""
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, emit=EMIT)
+    s.add_request(0, SamplingParams(temperature=T, top_k=5, seed=1))
+    s.add_request(1, SamplingParams(temperature=T, top_k=5, seed=2, presence_penalty=0.5))
+    logits = (3 * torch.randn(2, V, generator=torch.Generator().manual_seed(3))).to(torch.bfloat16)
+    s.sample(logits, [0, 1], [0, 0])
+    plan, = s._plans.values()
+    cand = plan["scratch"]["cand"][:2 * plan["z"] * EMIT].view(torch.int64).view(2, plan["z"], EMIT)
+    k = (cand[:, 0, 0] >> 32) & 0xFFFF                    # tile 0's best value key (keys.key16_from_bits)
+    bits = torch.where(k >= 0x8000, k ^ 0x8000, k ^ 0xFFFF)
+    first = bits.to(torch.int16).view(torch.bfloat16)
+    best_raw = logits[:, :BLOCK].max(dim=1).values
+    assert first[0] == best_raw[0]
+    assert first[1] == (best_raw[1].float() / torch.tensor(T)).to(torch.bfloat16)

@@ -108,13 +108,33 @@ def near_tie(logits_row, p, prompt, output, mask_row, position, a, b) -> bool:
     return abs(float(row.x[a] + g[0]) - float(row.x[b] + g[1])) <= 1e-5 * max(1.0, abs(float(row.x[b])))
 
 
-def check_tokens(v, n, strategy=None, params=None, what="tokens"):
+def raw_ordered_params(n):
+    """Rows whose processing is at most a temperature (stage 1 ranks their raw values, stage 2 remaps
+    the keys: kernels/sample.py raw_ordered): temperatures below and above 1, top-k from 1 to 128, top-p,
+    min-p, processed and raw top-20 log-probabilities (whose ids show the candidates' order), and every
+    fourth row with a presence penalty (processed keys) in the same batch."""
+    out = []
+    for i in range(n):
+        extra = dict(presence_penalty=0.5) if i % 4 == 3 else {}
+        out.append(SamplingParams(temperature=(0.5, 0.7, 0.85, 1.3, 2.0)[i % 5], top_k=(128, 1, 20, 0, 77)[i % 5],
+                                  top_p=(0.9, 1.0, 0.95, 0.8, 1.0)[(i // 5) % 5], min_p=(0.0, 0.05)[(i // 2) % 2],
+                                  seed=i, logprobs=(20, None, 5)[i % 3], logprobs_mode=("processed", "raw")[(i // 3) % 2],
+                                  **extra))
+    return out
+
+
+def check_tokens(v, n, strategy=None, params=None, what="tokens", dtype=torch.bfloat16, ties=False):
+    """Mixed rows (or `params`) against the reference at production size. ties: logits in steps of 1/8,
+    so that most values tie and the quotients of neighbouring raw values round together often."""
     gen = torch.Generator().manual_seed(v + n)
     params = params or mixed_params(n, gen)
     s = Sampler(v, n, "cuda", strategy=strategy)
     for i, p in enumerate(params):
         s.add_request(i, p, prompt_token_ids=[1, 2, 3])
-    logits = (3 * torch.randn(n, v, device="cuda")).to(torch.bfloat16)
+    logits = 3 * torch.randn(n, v, device="cuda")
+    if ties:
+        logits = torch.round(8 * logits) / 8
+    logits = logits.to(dtype)
     if n >= 4:   # bad rows: a NaN and a +inf (invalid, flagged by stage 1's statistics), the rest unharmed
         logits[n - 1, 5] = float("nan")
         logits[n - 2, v - 1] = float("inf")
@@ -133,7 +153,8 @@ def check_tokens(v, n, strategy=None, params=None, what="tokens"):
     top_equal = sum(torch.equal(out.top_token_ids[i].cpu(), ref.top_token_ids[i]) for i in lp_rows)
     has_lp = [i for i in range(n) if params[i].logprobs is not None and bool(out.valid[i])]
     lp_err = max([abs(float(out.logprob[i]) - float(ref.logprob[i])) for i in has_lp], default=0.0)
-    emit(what=what, V=v, rows=n, strategy=s.launch_config(n).strategy, exact_rows=int(exact.sum()), equal=int(equal.sum()),
+    emit(what=what, V=v, rows=n, dtype=str(dtype), ties=ties, strategy=s.launch_config(n).strategy,
+         exact_rows=int(exact.sum()), equal=int(equal.sum()),
          mismatches=int((exact & ~equal).sum()), near_ties=int(near), logprob_rows=len(lp_rows),
          top_ids_equal=int(top_equal), valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)),
          token_logprob_max_err=lp_err)
@@ -701,6 +722,11 @@ if __name__ == "__main__":
     if "greedy_dtypes" in parts:
         check_greedy(151936, 8, torch.float32)
         check_greedy(32000, 16, torch.float16)
+    if "raw_keys" in parts:     # rows ranked on raw keys, remapped in stage 2, at each row configuration
+        for v, n in ((151936, 1), (151936, 32), (151936, 128), (262144, 8), (32000, 16)):
+            for dtype in (torch.bfloat16, torch.float16):
+                for ties in (False, True):
+                    check_tokens(v, n, params=raw_ordered_params(n), what="raw_keys_tokens", dtype=dtype, ties=ties)
     if "untruncated" in parts:
         for v, n in ((151936, 16), (262144, 8)):
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")

@@ -719,6 +719,15 @@ if rows:
     mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     mix_ab " 2" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 100 32,128 ;;
+  raw129b)  # run 129b: raw keys with stage 2's remap: rows ranked on raw keys against the reference at each row
+            # configuration (bf16 / fp16, values with and without ties), verification, graph replay and the
+            # compile count, then the mixes against the code before (.ab/old/src), one alternation
+    timeout 260 python3 benchmarks/check_sampler_gpu.py raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
+    mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,min_p,standard_logprobs,top_p_no_k --budget-ms 20 ;;
+  raw129c)  # run 129c: the second alternation, verification against the code before, and the long nucleus
+    mix_ab " 2" 130 --rows 1,32,128 --mix top_p,top_k,min_p,standard_logprobs,top_p_no_k,greedy --budget-ms 20
+    verify_ab 120 1,32,128
+    mix_ab " 3" 100 --rows 16,128 --mix long_nucleus_1_in_16,mid_nucleus_1_in_16 --budget-ms 30 ;;
   greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the
               # emission needs them, as before): base, standard, greedy and heavy mixes against the code before
               # (.ab/old/src), alternating twice; greedy rows and mixed tokens against the reference

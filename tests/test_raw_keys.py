@@ -69,19 +69,25 @@ def test_classes_that_quotients_merge_come_out_in_index_order(dtype, strategy):
     check_against_reference(logits, ps, positions, prompts, outputs, out)
 
 
-def test_temperature_rows_emit_raw_keys_and_penalised_rows_processed_ones():
-    """The tile lists stage 1 leaves in scratch: raw values for a temperature row, processed values for a
-    row with a penalty (whose processing may reorder tokens)."""
-    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, emit=EMIT)
-    s.add_request(0, SamplingParams(temperature=T, top_k=5, seed=1))
-    s.add_request(1, SamplingParams(temperature=T, top_k=5, seed=2, presence_penalty=0.5))
+def test_temperature_rows_skip_stage_1s_processing_and_penalised_rows_do_not(monkeypatch):
+    """Stage 1 processes (prologue.process) the tiles of a row with a penalty, not those of a row whose
+    processing is a temperature alone: those rank raw values. Counted under the interpreter, where the
+    kernel's calls go through the module's names."""
+    import sonicsampler.kernels.sample as sample_kernels
+
+    calls = []
+    real = sample_kernels.process
+
+    def counting(x, *args, **kwargs):
+        calls.append(tuple(x.shape))
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(sample_kernels, "process", counting)
     logits = (3 * torch.randn(2, V, generator=torch.Generator().manual_seed(3))).to(torch.bfloat16)
-    s.sample(logits, [0, 1], [0, 0])
-    plan, = s._plans.values()
-    cand = plan["scratch"]["cand"][:2 * plan["z"] * EMIT].view(torch.int64).view(2, plan["z"], EMIT)
-    k = (cand[:, 0, 0] >> 32) & 0xFFFF                    # tile 0's best value key (keys.key16_from_bits)
-    bits = torch.where(k >= 0x8000, k ^ 0x8000, k ^ 0xFFFF)
-    first = bits.to(torch.int16).view(torch.bfloat16)
-    best_raw = logits[:, :BLOCK].max(dim=1).values
-    assert first[0] == best_raw[0]
-    assert first[1] == (best_raw[1].float() / torch.tensor(T)).to(torch.bfloat16)
+    tiles = -(-V // BLOCK)
+    for extra, stage1_calls in (({}, 0), ({"presence_penalty": 0.5}, tiles)):
+        s = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, emit=EMIT)
+        s.add_request(0, SamplingParams(temperature=T, top_k=5, seed=1, **extra))
+        calls.clear()
+        s.sample(logits[:1], [0], [0])
+        assert sum(shape != (BOUND,) for shape in calls) == stage1_calls, calls

@@ -12,7 +12,7 @@ Key 0 is never produced for a real value; it marks padding (lanes past the vocab
 import triton
 import triton.language as tl
 
-from .prologue import bits16_to_f32
+from .prologue import bits16_to_f32, div_exact, ranking_bits16
 
 
 @triton.jit
@@ -107,3 +107,14 @@ def row_key_to_tile_key(key, tile_start, KEY64: tl.constexpr):
     else:
         local = (row_key_index(key) - tile_start).to(tl.uint32)
         return ((key >> 32).to(tl.uint32) << 16) | (0xFFFF - local)
+
+
+@triton.jit
+def tile_key_quotients(keys, inv_t, IS_BF16: tl.constexpr):
+    """16-bit tile keys of raw values -> the keys of their quotients by a temperature t (inv_t = 1 / t in
+    fp64), rounded to the input dtype as the sampler ranks processed values; the index part kept, 0
+    (empty) kept. Monotone in the value: keys whose quotients round together tie on the value, so their
+    order (by index) may differ from the raw keys' (the caller sorts them again)."""
+    raw = bits16_to_f32(bits_from_key16((keys >> 16).to(tl.int32)), IS_BF16)
+    k16 = key16_from_bits(ranking_bits16(div_exact(raw, inv_t), IS_BF16))
+    return tl.where(keys != 0, (k16 << 16) | (keys & 0xFFFF), keys)

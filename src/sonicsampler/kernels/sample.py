@@ -36,14 +36,14 @@ from .keys import (bits_from_key16, bits_from_key32, row_key_index, row_key_to_t
                    value_key16, value_key32)
 from .prologue import bits16_to_f32, count_output, div_exact, process
 from .rng import gumbel_noise, gumbel_noise_tile
-from .select import remap_keys, select_top_sorted
+from .select import select_top_sorted
 from .rank import ranks
-from .topk import (emit_tile_candidates, flat_program, group_bits_of, groups_topk, last_emitted,
+from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
-from .tile import load_tile, process_tile, processed_tile, tile_keys
+from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -157,18 +157,16 @@ def _max_sumexp_unmasked(x):
 
 
 @triton.jit
-def raw_ordered(flags, RAW_KEYS: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr):
-    """Whether the row's tiles emit raw keys (RAW_KEYS: the launch has no grammar mask and 16-bit
-    logits): no penalty or bias, so that its processing is at most a division by its temperature, a
+def raw_ordered(flags, EXACT_UNTRUNCATED: tl.constexpr):
+    """Whether the row's tiles rank its raw values (in launches with RAW_KEYS: 16-bit logits, no grammar
+    mask): no penalty or bias, so that its processing is at most a division by its temperature, a
     monotone map of the raw values; and not an exact untruncated row, whose noise needs the processed
-    values themselves."""
-    if RAW_KEYS:
-        if EXACT_UNTRUNCATED:
-            return ((flags & REORDERING) == 0) & ((flags & UNTRUNCATED_MASK) != 0)
-        else:
-            return (flags & REORDERING) == 0
+    values themselves. Of such a row with a temperature, each tile emits its quotients' keys
+    (topk.quotient_list): stage 2 sees processed keys, as from any other row."""
+    if EXACT_UNTRUNCATED:
+        return ((flags & REORDERING) == 0) & ((flags & UNTRUNCATED_MASK) != 0)
     else:
-        return flags < 0   # never
+        return (flags & REORDERING) == 0
 
 
 @triton.jit
@@ -224,11 +222,17 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
     skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
-    if raw_ordered(flags, RAW_KEYS, EXACT_UNTRUNCATED):
+    if RAW_KEYS:
+        raw_order = raw_ordered(flags, EXACT_UNTRUNCATED)
+        remap = raw_order & ((flags & TEMPERATURE) != 0)
+    else:
+        raw_order = False
+        remap = False
+    if raw_order:
         # The row's processing is at most a division by its temperature, which keeps the raw order up
-        # to ties its rounding creates: the tile ranks its raw values (no division per token), and
-        # stage 2 turns the emitted keys into processed ones (select.remap_keys). The statistics come
-        # from the raw values too: the maximum's quotient, and each term's exponent as one fused
+        # to ties its rounding creates: the tile ranks its raw values (no division per token) and
+        # turns only the keys it emits into its quotients' keys (topk.quotient_list). The statistics
+        # come from the raw values too: the maximum's quotient, and each term's exponent as one fused
         # multiply-add (its quotient within an ulp of the exact one: a sum's rounding, not a set's).
         x = raw    # untruncated rows, the only users of x below beside the keys, are never raw-ordered
         m_p, s_p = _max_sumexp_quotients(raw, flags, temp_ptr + slot)
@@ -270,11 +274,11 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             tl.store(best_ptr + tile_id, g_best)
             tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
         elif GROUPED:
-            store_tile_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), tile, tile_id, cand_ptr,
-                            BLOCK_LOG2, E_LOG2, KEY64)
+            store_tile_list(quotient_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), remap,
+                                          temp_ptr + slot, IS_BF16), tile, tile_id, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
         else:
             emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
-                                 STRATEGY)
+                                 STRATEGY, remap, temp_ptr + slot, IS_BF16)
 
 
 @triton.jit
@@ -368,15 +372,14 @@ def lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mas
 
 
 @triton.jit
-def saturated(lasts, kth, remap, inv_t, IS_BF16: tl.constexpr, RAW_KEYS: tl.constexpr):
+def saturated(lasts, kth, remap):
     """Per tile, whether a tile whose last emitted key is `lasts` may hide members of the row's C best,
-    kth being the C-th merged key (topk.any_saturated). Remapped tiles (select.remap_keys) emitted on raw
-    keys, so a token they hold back may have the C-th key's value and a lower index: they are saturated
-    when their last key's value reaches the C-th key's."""
+    kth being the C-th merged key (topk.any_saturated). A tile of a remapped row (raw_ordered, with a
+    temperature) emitted the quotients of its best raw keys: a token it held back may have its last
+    key's value and a lower index, so it is saturated when that value reaches the C-th key's."""
     hit = lasts > kth
-    if RAW_KEYS:
-        if remap:
-            hit = (lasts != 0) & ((remap_keys(lasts, inv_t, IS_BF16) >> 32) >= (kth >> 32))
+    if remap:
+        hit = (lasts != 0) & ((lasts >> 32) >= (kth >> 32))
     return hit
 
 
@@ -427,46 +430,43 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_min_p = tl.load(log_min_p_ptr + slot)
     k = tl.load(top_k_ptr + slot)
     p_top = tl.load(top_p_ptr + slot)
-    # Raw-ordered rows with a temperature (stage 1's raw_ordered) emitted raw keys: remapped to
-    # processed ones here (select.remap_keys); without a temperature the raw keys are the processed ones.
-    remap = raw_ordered(flags, RAW_KEYS, EXACT_UNTRUNCATED) & ((flags & TEMPERATURE) != 0)
-    inv_t = tl.load(temp_ptr + slot)
     if skip:
         top = tl.zeros([C], tl.uint64)
         top0 = tl.zeros((), tl.uint64)
         top_last = top0
-    elif RAW_KEYS:
-        top, top0, top_last = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2),
-                                                Z_LOG2, E_LOG2, C_LOG2, KEY64, remap, inv_t, IS_BF16)
     else:
         top, top0, top_last = select_top_sorted(cand_ptr, row, Z, selection_scratch(refill_ptr, row, C_LOG2),
                                                 Z_LOG2, E_LOG2, C_LOG2, KEY64)
+    # Rows ranked on raw keys with a temperature (stage 1's raw_ordered) emitted per tile the quotients of
+    # their best raw keys: a token a tile held back may tie with its last emitted quotient at a lower index.
+    if RAW_KEYS:
+        remap = raw_ordered(flags, EXACT_UNTRUNCATED) & ((flags & TEMPERATURE) != 0)
+    else:
+        remap = False
     if E_LOG2 < C_LOG2:
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
-        # that is exact). A remapped tile may hide keys of the C-th key's value with lower indices:
-        # saturated when its last key's value reaches the C-th's.
-        if (tl.sum(saturated(lasts, top_last, remap, inv_t, IS_BF16, RAW_KEYS).to(tl.int32)) > 0) & ~skip:
+        # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
+        # indices: it is saturated when that value reaches the C-th key's, and its keys in `top` are
+        # replaced by all of its keys.
+        if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
             kth = top_last
             t = 0
             while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                if saturated(last_t, kth, remap, inv_t, IS_BF16, RAW_KEYS):
-                    raw_t, offs_t, inb_t = load_tile(logits_ptr, stride_row, V, row, t, BLOCK_LOG2, float("-inf"))
-                    x_t, _b = process_tile(raw_t, offs_t, inb_t, row, slot, flags, V, mask_ptr, mask_stride,
-                                           token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
-                                           bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS,
-                                           pend_ptr, n_pend, PENDING)
-                    keys = tile_keys(x_t, offs_t, BLOCK_LOG2, KEY64, IS_BF16)
+                if saturated(last_t, kth, remap):
+                    _x, _o, _i, _b, keys = processed_tile(
+                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
+                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                        pend_ptr, n_pend, PENDING)
                     start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-                    # The tile emitted its keys at or above its last one (raw keys where remapped): the
-                    # others are merged.
-                    emitted_on = keys
                     if remap:
-                        emitted_on = tile_keys(raw_t, offs_t, BLOCK_LOG2, KEY64, IS_BF16)
-                    emitted = emitted_on >= row_key_to_tile_key(last_t, start, KEY64)
-                    top = merge_tile_top(top, tl.where(emitted, 0, keys), start, refill_ptr + row * (4 * C),
-                                         BLOCK_LOG2, C_LOG2, KEY64)
+                        mine = (row_key_index(top) >= start) & (row_key_index(top) < start + 2 ** BLOCK_LOG2)
+                        top = tl.sort(tl.where(mine, 0, top), descending=True)
+                    else:
+                        keys = tl.where(keys < row_key_to_tile_key(last_t, start, KEY64), keys, 0)
+                    top = merge_tile_top(top, keys, start, refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t += 1
             top0 = tl.max(top)                                 # the refill keeps `top` sorted
             top_last = _at(top, lane, C - 1)

@@ -22,8 +22,6 @@ Padding keys (0) rank last, so a row with fewer than C real keys comes out zero-
 import triton
 import triton.language as tl
 
-from .keys import bits_from_key16, key16_from_bits
-from .prologue import bits16_to_f32, div_exact, ranking_bits16
 from .rank import ranks
 
 
@@ -59,19 +57,6 @@ def value_threshold(v, C, VBITS: tl.constexpr, DIGIT: tl.constexpr = 5):
 
 
 @triton.jit
-def remap_keys(keys, inv_t, IS_BF16: tl.constexpr):
-    """Row keys of raw 16-bit values -> the keys of their quotients by the temperature t (inv_t = 1 / t
-    in fp64), rounded to the input dtype as stage 1 ranks processed values (sample.raw_ordered). Key 0
-    (padding) stays 0. Division and rounding are monotone, so a tile list stays in descending value
-    order; but keys whose quotients round together keep the order of their raw values, not their index
-    order (select_top sorts the lists again)."""
-    raw = bits16_to_f32(bits_from_key16((keys >> 32).to(tl.int32)), IS_BF16)
-    k16 = key16_from_bits(ranking_bits16(div_exact(raw, inv_t), IS_BF16))
-    mapped = (k16.to(tl.uint64) << 32) | (keys & 0xFFFFFFFF)
-    return tl.where(keys != 0, mapped, keys)
-
-
-@triton.jit
 def compact_best(keys, C, scratch, KEY64: tl.constexpr):
     """Steps 1-2 of the module docstring and the compaction of step 3: the C best of the row's tile
     lists (keys as (lists, E), each list sorted descending, lists in vocabulary order), stored unsorted
@@ -103,20 +88,14 @@ def compact_best(keys, C, scratch, KEY64: tl.constexpr):
 
 @triton.jit
 def select_top(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-               C_LOG2: tl.constexpr, KEY64: tl.constexpr, remap=False, inv_t=1.0, IS_BF16: tl.constexpr = True):
+               C_LOG2: tl.constexpr, KEY64: tl.constexpr):
     """The best 2**C_LOG2 of the row's Z tile lists of 2**E_LOG2 keys each (module docstring), unsorted,
     and the rank of each (0 = best; a permutation of 0..C-1, padding last). `scratch` holds
-    2**C_LOG2 keys of this row. remap: the lists hold raw keys, selected on their quotients by the
-    temperature (remap_keys; inv_t = 1 / t in fp64)."""
+    2**C_LOG2 keys of this row."""
     C: tl.constexpr = 2 ** C_LOG2
     t = tl.arange(0, 2 ** Z_LOG2)[:, None]
     e = tl.arange(0, 2 ** E_LOG2)[None, :]
     keys = tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + e, mask=t < Z, other=0)
-    if remap:
-        # Each list sorted again on its remapped keys, so that compact_best's ties come in index order.
-        # (Counting the tied keys of a list pair by pair instead made stage 2 1 100 SASS instructions
-        # longer, this sort of 8 keys a list 560, in the local sm_90 compile.)
-        keys = tl.sort(remap_keys(keys, inv_t, IS_BF16), dim=1, descending=True)
     compact_best(keys, C, scratch, KEY64)
     chosen = tl.load(scratch + tl.arange(0, C))
     tl.debug_barrier()   # the caller may reuse scratch
@@ -139,11 +118,10 @@ def in_rank_order(keys, rank, scratch, C: tl.constexpr):
 
 @triton.jit
 def select_top_sorted(cand_ptr, row, Z, scratch, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                      C_LOG2: tl.constexpr, KEY64: tl.constexpr, remap=False, inv_t=1.0,
-                      IS_BF16: tl.constexpr = True):
+                      C_LOG2: tl.constexpr, KEY64: tl.constexpr):
     """Top 2**C_LOG2 (sorted descending) of the row's Z tile lists of 2**E_LOG2 keys each (module
     docstring), with the first and the last of them as scalars (in_rank_order). `scratch` holds
-    2 * 2**C_LOG2 keys of this row. remap, inv_t: see select_top."""
+    2 * 2**C_LOG2 keys of this row."""
     C: tl.constexpr = 2 ** C_LOG2
-    chosen, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, KEY64, remap, inv_t, IS_BF16)
+    chosen, rank = select_top(cand_ptr, row, Z, scratch, Z_LOG2, E_LOG2, C_LOG2, KEY64)
     return in_rank_order(chosen, rank, scratch + C, C)

@@ -29,7 +29,8 @@ import triton.language as tl
 
 from .bitonic import merge_sorted_desc, topk_sorted
 from .pdl import let_next_start, wait_for_previous
-from .keys import pack_tile_keys, row_key_index, row_key_to_tile_key, row_key_value, tile_keys_to_row_keys
+from .keys import (pack_tile_keys, row_key_index, row_key_to_tile_key, row_key_value, tile_key_quotients,
+                   tile_keys_to_row_keys)
 from .rank import kth_largest, store_top_sorted
 from .select import in_rank_order, select_top
 
@@ -109,16 +110,34 @@ def kth_key(keys, K, BITS: tl.constexpr):
 
 
 @triton.jit
+def quotient_list(top, remap, inv_t_ptr, IS_BF16: tl.constexpr):
+    """A tile's emitted 16-bit keys of raw values, for a row ranked on their quotients by its temperature
+    (remap; kernels/sample.py raw_ordered): the quotients' keys, sorted again (keys.tile_key_quotients).
+    Unchanged where remap is false (a constexpr False: no code)."""
+    if remap:
+        top = tl.sort(tile_key_quotients(top, tl.load(inv_t_ptr), IS_BF16), descending=True)
+    return top
+
+
+@triton.jit
 def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                     M_LOG2: tl.constexpr, KEY64: tl.constexpr):
+                     M_LOG2: tl.constexpr, KEY64: tl.constexpr, remap=False, inv_t_ptr=None,
+                     IS_BF16: tl.constexpr = True):
     """tile_topk's selection with all-pairs ranking instead of sorting networks: tau is the E-th
     largest of the 2E group maxima by rank, and the <= M filtered keys are stored straight to their
     rank in `out_ptr` (as row keys), sorted descending. When more than M keys pass (ties, adversarial
-    data) tau is raised to the exact E-th largest key by a bitwise search: then exactly E pass."""
+    data) tau is raised to the exact E-th largest key by a bitwise search: then exactly E pass.
+
+    remap (16-bit raw keys of a row ranked on their quotients by its temperature, inv_t_ptr: 1 / t in
+    fp64): the filtered keys are ranked on their quotients' keys (keys.tile_key_quotients), so the tile
+    emits the best E quotients of the filtered keys. A key the filter dropped has a raw value below
+    every filtered one, so its quotient is at most the E-th emitted's."""
     E: tl.constexpr = 2 ** E_LOG2
     M: tl.constexpr = 2 ** M_LOG2
     G: tl.constexpr = 2 * E
     if BLOCK_LOG2 <= M_LOG2:
+        if remap:
+            keys = tile_key_quotients(keys, tl.load(inv_t_ptr), IS_BF16)
         store_top_sorted(out_ptr, keys, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
     else:
         keys2d = tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G])
@@ -130,6 +149,8 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
             else:
                 tau = kth_key(keys, E, 32)
         cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
+        if remap:
+            cands = tile_key_quotients(cands, tl.load(inv_t_ptr), IS_BF16)
         store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
 
 
@@ -224,20 +245,24 @@ def group_bits_of(BLOCK_LOG2: tl.constexpr):
 
 @triton.jit
 def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl.constexpr,
-                         E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, STRATEGY: tl.constexpr):
+                         E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, STRATEGY: tl.constexpr,
+                         remap=False, inv_t_ptr=None, IS_BF16: tl.constexpr = True):
     """Stage 1's output for one tile (the top-k's and the sampler's): the tile's top E keys as row keys,
     sorted descending, at cand[slot]. STRATEGY: "bitonic" (filter, then sorting networks), "rank"
     (filter, then all-pairs ranks) or "extract" (E rounds of maxima). `slot` numbers the (row, tile)
-    pair; scratch holds M keys per slot (the filters' compaction)."""
+    pair; scratch holds M keys per slot (the filters' compaction). remap, inv_t_ptr: the sampler's rows
+    ranked on quotients (quotient_list, tile_topk_ranked)."""
     if STRATEGY == "rank":
         tile_topk_ranked(keys, scratch_ptr + slot * (2 ** M_LOG2), cand_ptr + slot * (2 ** E_LOG2),
-                         tile.to(tl.int64) * (2 ** BLOCK_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
+                         tile.to(tl.int64) * (2 ** BLOCK_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, remap, inv_t_ptr,
+                         IS_BF16)
     else:
         if STRATEGY == "extract":
             top = tile_topk_extract(keys, BLOCK_LOG2, E_LOG2)
         else:
             top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
-        store_tile_list(top, tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
+        store_tile_list(quotient_list(top, remap, inv_t_ptr, IS_BF16), tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2,
+                        KEY64)
 
 
 @triton.jit

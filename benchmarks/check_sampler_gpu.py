@@ -722,8 +722,9 @@ if __name__ == "__main__":
     if "greedy_dtypes" in parts:
         check_greedy(151936, 8, torch.float32)
         check_greedy(32000, 16, torch.float16)
-    if "raw_keys" in parts:     # rows ranked on raw keys, remapped in stage 2, at each row configuration
-        for v, n in ((151936, 1), (151936, 32), (151936, 128), (262144, 8), (32000, 16)):
+    if "raw_keys" in parts:     # rows ranked on raw keys at each row configuration (CHECK_RAW: "V:rows ...")
+        shapes = os.environ.get("CHECK_RAW", "151936:1 151936:32 151936:128 262144:8 32000:16").split()
+        for v, n in (tuple(map(int, x.split(":"))) for x in shapes):
             for dtype in (torch.bfloat16, torch.float16):
                 for ties in (False, True):
                     check_tokens(v, n, params=raw_ordered_params(n), what="raw_keys_tokens", dtype=dtype, ties=ties)

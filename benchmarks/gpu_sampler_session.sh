@@ -719,15 +719,21 @@ if rows:
     mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     mix_ab " 2" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 100 32,128 ;;
-  raw129b)  # run 129b: raw keys with stage 2's remap: rows ranked on raw keys against the reference at each row
-            # configuration (bf16 / fp16, values with and without ties), verification, graph replay and the
-            # compile count, then the mixes against the code before (.ab/old/src), one alternation
+  raw129b)  # run 129b (ee2ed21^^: stage 2 remapped every tile list): rows ranked on raw keys against the reference,
+            # then the mixes against the code before (.ab/old/src), one alternation
     timeout 260 python3 benchmarks/check_sampler_gpu.py raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,min_p,standard_logprobs,top_p_no_k --budget-ms 20 ;;
-  raw129c)  # run 129c: the second alternation, verification against the code before, and the long nucleus
-    mix_ab " 2" 130 --rows 1,32,128 --mix top_p,top_k,min_p,standard_logprobs,top_p_no_k,greedy --budget-ms 20
-    verify_ab 120 1,32,128
-    mix_ab " 3" 100 --rows 16,128 --mix long_nucleus_1_in_16,mid_nucleus_1_in_16 --budget-ms 30 ;;
+  raw129c)  # run 129c: each tile turns only its emitted keys into quotients' keys (stage 2 as before): the
+            # standard, top-k and greedy mixes against the code before (.ab/old/src) twice, verification once
+    mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    mix_ab " 2" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    verify_ab 100 1,32,128 ;;
+  raw129d)  # run 129d: rows ranked on raw keys against the reference at each row configuration, verification,
+            # graph replay and compile count; the other mixes against the code before
+    CHECK_RAW="151936:1 151936:32 151936:128 262144:8 32000:16" timeout 240 python3 benchmarks/check_sampler_gpu.py \
+        raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 100 --rows 1,32,128 --mix min_p,standard_logprobs,top_p_no_k --budget-ms 20
+    mix_ab " long" 100 --rows 16,128 --mix long_nucleus_1_in_16 --budget-ms 30 ;;
   greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the
               # emission needs them, as before): base, standard, greedy and heavy mixes against the code before
               # (.ab/old/src), alternating twice; greedy rows and mixed tokens against the reference

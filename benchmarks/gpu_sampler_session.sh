@@ -728,6 +728,14 @@ if rows:
     mix_ab " 1" 150 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     mix_ab " 2" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 100 1,32,128 ;;
+  raw129e)  # run 129e: stage 1 alone and the whole call (profile_sampler_stages.py) for the tree, the code before
+            # (.ab/old), and two diagnostic variants of the tree: its tiles' quotients not sorted again
+            # (.ab/var1: wrong where quotients tie) and no quotients at all (.ab/var2: wrong ranks)
+    for v in "" old var1 var2; do
+        echo "== stages ${v:-new}"
+        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 130 python3 benchmarks/profile_sampler_stages.py \
+            --rows 1,32,128 --mix top_p --budget-ms 20 2>&1 | grep -v "^ \|Warning\|warn"
+    done ;;
   raw129d)  # run 129d: rows ranked on raw keys against the reference at each row configuration, verification,
             # graph replay and compile count; the other mixes against the code before
     CHECK_RAW="151936:1 151936:32 151936:128 262144:8 32000:16" timeout 240 python3 benchmarks/check_sampler_gpu.py \

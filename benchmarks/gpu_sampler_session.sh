@@ -736,6 +736,17 @@ if rows:
         PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 130 python3 benchmarks/profile_sampler_stages.py \
             --rows 1,32,128 --mix top_p --budget-ms 20 2>&1 | grep -v "^ \|Warning\|warn"
     done ;;
+  raw129f)  # run 129f: the inverse temperature loaded once, the quotients stored at their ranks, stage 2's refill
+            # filtered by the tile's list: stage 1 alone and the whole call, then the mixes and verification
+            # against the code before (.ab/old/src)
+    for v in "" old; do
+        echo "== stages ${v:-new}"
+        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 100 python3 benchmarks/profile_sampler_stages.py \
+            --rows 1,32,128 --mix top_p --budget-ms 20 2>&1 | grep -v "^ \|Warning\|warn"
+    done
+    mix_ab " 1" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    mix_ab " 2" 80 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    verify_ab 90 1,32,128 ;;
   raw129d)  # run 129d: rows ranked on raw keys against the reference at each row configuration, verification,
             # graph replay and compile count; the other mixes against the code before
     CHECK_RAW="151936:1 151936:32 151936:128 262144:8 32000:16" timeout 240 python3 benchmarks/check_sampler_gpu.py \

@@ -91,3 +91,17 @@ def test_temperature_rows_skip_stage_1s_processing_and_penalised_rows_do_not(mon
         calls.clear()
         s.sample(logits[:1], [0], [0])
         assert sum(shape != (BOUND,) for shape in calls) == stage1_calls, calls
+
+
+def test_statistics_from_raw_values_give_the_reference_top_p_sets():
+    """Stage 1's statistics of a raw-ordered row come from its raw values (sample._max_sumexp_quotients).
+    Top-p without top-k measures its nucleus against them: rows at several temperatures and p, with
+    processed log-probabilities (whose normalizer is the kept set's), equal the reference."""
+    gen = torch.Generator().manual_seed(11)
+    n = 8
+    logits = (2.5 * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
+    ps = [SamplingParams(temperature=(0.6, 0.8, 1.3, 2.0)[i % 4], top_p=(0.3, 0.5, 0.7, 0.9)[(i // 4) % 4], seed=i,
+                         logprobs=3, logprobs_mode="processed") for i in range(n)]
+    positions = list(range(n))
+    out = sample(logits, ps, positions=positions, bound=BOUND, block=BLOCK, emit=EMIT)
+    check_against_reference(logits, ps, positions, [[]] * n, [[]] * n, out)

@@ -747,6 +747,20 @@ if rows:
     mix_ab " 1" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     mix_ab " 2" 80 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 1,32,128 ;;
+  raw129g)  # run 129g: is stage 2's +1.7 us at 128 rows (runs 129e-f) its refill code? The tree (ee2ed21's kernels),
+            # .ab/varA (the same stage 1, stage 2 without the remapped rows' refill code) and the code before
+    for v in "" varA old; do
+        echo "== stages ${v:-new}"
+        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 100 python3 benchmarks/profile_sampler_stages.py \
+            --rows 1,32,128 --mix top_p,greedy --budget-ms 20 2>&1 | grep -v "^ \|Warning\|warn"
+    done ;;
+  raw129h)  # run 129h, the kept version (ee2ed21's stage 1, stage 2's refill filtered by the tile's list, no raw keys
+            # with the rank strategy): rows ranked on raw keys against the reference, verification, graph replay
+            # and compile count; the mixes and verification against the code before (.ab/old/src)
+    CHECK_RAW="151936:32 151936:128 262144:8" timeout 230 python3 benchmarks/check_sampler_gpu.py \
+        raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
+    verify_ab 90 32,128 ;;
   raw129d)  # run 129d: rows ranked on raw keys against the reference at each row configuration, verification,
             # graph replay and compile count; the other mixes against the code before
     CHECK_RAW="151936:1 151936:32 151936:128 262144:8 32000:16" timeout 240 python3 benchmarks/check_sampler_gpu.py \

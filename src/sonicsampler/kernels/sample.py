@@ -38,7 +38,7 @@ from .prologue import bits16_to_f32, count_output, div_exact, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
-from .topk import (emit_tile_candidates, store_quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
+from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
@@ -162,7 +162,7 @@ def raw_ordered(flags, EXACT_UNTRUNCATED: tl.constexpr):
     mask): no penalty or bias, so that its processing is at most a division by its temperature, a
     monotone map of the raw values; and not an exact untruncated row, whose noise needs the processed
     values themselves. Of such a row with a temperature, each tile emits its quotients' keys
-    (topk.store_quotient_list): stage 2 sees processed keys, as from any other row."""
+    (topk.quotient_list): stage 2 sees processed keys, as from any other row."""
     if EXACT_UNTRUNCATED:
         return ((flags & REORDERING) == 0) & ((flags & UNTRUNCATED_MASK) != 0)
     else:
@@ -170,21 +170,18 @@ def raw_ordered(flags, EXACT_UNTRUNCATED: tl.constexpr):
 
 
 @triton.jit
-def _max_sumexp_quotients(raw, flags, inv_t):
-    """_max_sumexp_unmasked of raw / t (t the row's temperature, 1 without the TEMPERATURE bit; inv_t =
-    1 / t in fp64) from the raw values: the maximum is the quotient of the raw maximum (division rounds
-    monotonically). The terms are exp2(raw * (log2(e) / t) - r), one fused multiply-add each, with r
-    from the raw maximum in fp32, so that the sum does not wait for the maximum's exact quotient; the
-    sum is then scaled to that quotient (a factor within a few ulps of 1)."""
-    m_raw = tl.max(raw)
+def _max_sumexp_quotients(raw, flags, inv_t_ptr):
+    """_max_sumexp_unmasked of raw / t (t the row's temperature, 1 without the TEMPERATURE bit) from the
+    raw values: the maximum is the quotient of the raw maximum (division rounds monotonically), the
+    terms exp2(raw * (log2(e) / t) - max * log2(e)), one fused multiply-add each."""
+    m = tl.max(raw)
     c = tl.zeros((), tl.float32) + LOG2E
     if (flags & TEMPERATURE) != 0:
-        c = (inv_t * 1.4426950408889634).to(tl.float32)
-    m = div_exact(m_raw, inv_t)
-    r = tl.where(m_raw > float("-inf"), m_raw * c, 0.0)
-    s = tl.sum(_exp2_ftz(raw * c - r))
+        inv = tl.load(inv_t_ptr)
+        m = div_exact(m, inv)
+        c = (inv * 1.4426950408889634).to(tl.float32)
     m_safe = tl.where(m > float("-inf"), m, 0.0)
-    return m, s * _exp2_ftz(r - m_safe * LOG2E)
+    return m, tl.sum(_exp2_ftz(raw * c - m_safe * LOG2E))
 
 
 @triton.jit
@@ -226,23 +223,20 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(st + 3, s_r)
     skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
     if RAW_KEYS:
+        tl.static_assert(STRATEGY != "rank", "RAW_KEYS: the host leaves it off for the rank strategy")
         raw_order = raw_ordered(flags, EXACT_UNTRUNCATED)
         remap = raw_order & ((flags & TEMPERATURE) != 0)
-        # Loaded once, here: a load inside the emission's branch put its latency on the 1-row batch's
-        # critical path (run 129e: stage 1 5.4 -> 5.9 us).
-        inv_t = tl.load(temp_ptr + slot)
     else:
         raw_order = False
         remap = False
-        inv_t = 1.0
     if raw_order:
         # The row's processing is at most a division by its temperature, which keeps the raw order up
         # to ties its rounding creates: the tile ranks its raw values (no division per token) and
-        # turns only the keys it emits into its quotients' keys (topk.store_quotient_list). The statistics
+        # turns only the keys it emits into its quotients' keys (topk.quotient_list). The statistics
         # come from the raw values too: the maximum's quotient, and each term's exponent as one fused
         # multiply-add (its quotient within an ulp of the exact one: a sum's rounding, not a set's).
         x = raw    # untruncated rows, the only users of x below beside the keys, are never raw-ordered
-        m_p, s_p = _max_sumexp_quotients(raw, flags, inv_t)
+        m_p, s_p = _max_sumexp_quotients(raw, flags, temp_ptr + slot)
     else:
         x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -281,11 +275,11 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             tl.store(best_ptr + tile_id, g_best)
             tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
         elif GROUPED:
-            store_quotient_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), remap, inv_t, tile,
-                                tile_id, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64, IS_BF16)
+            store_tile_list(quotient_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), remap,
+                                          temp_ptr + slot, IS_BF16), tile, tile_id, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
         else:
             emit_tile_candidates(keys, tile, tile_id, cand_ptr, scratch_ptr, BLOCK_LOG2, E_LOG2, M_LOG2, KEY64,
-                                 STRATEGY, remap, inv_t, IS_BF16)
+                                 STRATEGY, remap, temp_ptr + slot, IS_BF16)
 
 
 @triton.jit
@@ -454,7 +448,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
-        # indices: it is saturated when that value reaches the C-th key's.
+        # indices: it is saturated when that value reaches the C-th key's. (This refill code, inline,
+        # costs the 128-row batch ~1 us of stage 2 that never runs it: run 129g.)
         if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
             kth = top_last
             t = 0

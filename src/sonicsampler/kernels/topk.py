@@ -110,41 +110,26 @@ def kth_key(keys, K, BITS: tl.constexpr):
 
 
 @triton.jit
-def store_quotient_list(top, remap, inv_t, tile, slot, cand_ptr, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                        KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    """store_tile_list of a tile's top E 16-bit keys (sorted descending). remap (a row ranked on the
-    quotients of its raw values by its temperature, kernels/sample.py raw_ordered; inv_t = 1 / t in
-    fp64): the quotients' keys instead (keys.tile_key_quotients), each stored at its rank among them,
-    since quotients that round together order by index. (Sorting them again with tl.sort cost the
-    32- and 128-row batches 0.4 / 1.3 us of stage 1 on the H100, run 129e.) remap a constexpr False:
-    no code."""
+def quotient_list(top, remap, inv_t_ptr, IS_BF16: tl.constexpr):
+    """A tile's emitted 16-bit keys of raw values, for a row ranked on their quotients by its temperature
+    (remap; kernels/sample.py raw_ordered): the quotients' keys, sorted again (keys.tile_key_quotients).
+    Unchanged where remap is false (a constexpr False: no code)."""
     if remap:
-        q = tile_key_quotients(top, inv_t, IS_BF16)
-        store_top_sorted(cand_ptr + slot * (2 ** E_LOG2), q, tile_keys_to_row_keys(q, tile.to(tl.int64) * (2 ** BLOCK_LOG2),
-                                                                                   KEY64), 2 ** E_LOG2, 2 ** E_LOG2)
-    else:
-        store_tile_list(top, tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
+        top = tl.sort(tile_key_quotients(top, tl.load(inv_t_ptr), IS_BF16), descending=True)
+    return top
 
 
 @triton.jit
 def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                     M_LOG2: tl.constexpr, KEY64: tl.constexpr, remap=False, inv_t=1.0,
-                     IS_BF16: tl.constexpr = True):
+                     M_LOG2: tl.constexpr, KEY64: tl.constexpr):
     """tile_topk's selection with all-pairs ranking instead of sorting networks: tau is the E-th
     largest of the 2E group maxima by rank, and the <= M filtered keys are stored straight to their
     rank in `out_ptr` (as row keys), sorted descending. When more than M keys pass (ties, adversarial
-    data) tau is raised to the exact E-th largest key by a bitwise search: then exactly E pass.
-
-    remap (16-bit raw keys of a row ranked on their quotients by its temperature, inv_t: 1 / t in
-    fp64): the filtered keys are ranked on their quotients' keys (keys.tile_key_quotients), so the tile
-    emits the best E quotients of the filtered keys. A key the filter dropped has a raw value below
-    every filtered one, so its quotient is at most the E-th emitted's."""
+    data) tau is raised to the exact E-th largest key by a bitwise search: then exactly E pass."""
     E: tl.constexpr = 2 ** E_LOG2
     M: tl.constexpr = 2 ** M_LOG2
     G: tl.constexpr = 2 * E
     if BLOCK_LOG2 <= M_LOG2:
-        if remap:
-            keys = tile_key_quotients(keys, inv_t, IS_BF16)
         store_top_sorted(out_ptr, keys, tile_keys_to_row_keys(keys, tile_start, KEY64), 2 ** BLOCK_LOG2, E)
     else:
         keys2d = tl.reshape(keys, [2 ** BLOCK_LOG2 // G, G])
@@ -156,8 +141,6 @@ def tile_topk_ranked(keys, scratch, out_ptr, tile_start, BLOCK_LOG2: tl.constexp
             else:
                 tau = kth_key(keys, E, 32)
         cands, n_sel = compact_at_least(keys2d, tau, scratch, M_LOG2)
-        if remap:
-            cands = tile_key_quotients(cands, inv_t, IS_BF16)
         store_top_sorted(out_ptr, cands, tile_keys_to_row_keys(cands, tile_start, KEY64), M, E)
 
 
@@ -253,22 +236,22 @@ def group_bits_of(BLOCK_LOG2: tl.constexpr):
 @triton.jit
 def emit_tile_candidates(keys, tile, slot, cand_ptr, scratch_ptr, BLOCK_LOG2: tl.constexpr,
                          E_LOG2: tl.constexpr, M_LOG2: tl.constexpr, KEY64: tl.constexpr, STRATEGY: tl.constexpr,
-                         remap=False, inv_t=1.0, IS_BF16: tl.constexpr = True):
+                         remap=False, inv_t_ptr=None, IS_BF16: tl.constexpr = True):
     """Stage 1's output for one tile (the top-k's and the sampler's): the tile's top E keys as row keys,
     sorted descending, at cand[slot]. STRATEGY: "bitonic" (filter, then sorting networks), "rank"
     (filter, then all-pairs ranks) or "extract" (E rounds of maxima). `slot` numbers the (row, tile)
-    pair; scratch holds M keys per slot (the filters' compaction). remap, inv_t: the sampler's rows
-    ranked on quotients (store_quotient_list, tile_topk_ranked)."""
+    pair; scratch holds M keys per slot (the filters' compaction). remap, inv_t_ptr: the sampler's rows
+    ranked on quotients (quotient_list; not with the rank strategy, kernels/sample.py raw_ordered)."""
     if STRATEGY == "rank":
         tile_topk_ranked(keys, scratch_ptr + slot * (2 ** M_LOG2), cand_ptr + slot * (2 ** E_LOG2),
-                         tile.to(tl.int64) * (2 ** BLOCK_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, KEY64, remap, inv_t,
-                         IS_BF16)
+                         tile.to(tl.int64) * (2 ** BLOCK_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, KEY64)
     else:
         if STRATEGY == "extract":
             top = tile_topk_extract(keys, BLOCK_LOG2, E_LOG2)
         else:
             top = tile_topk(keys, scratch_ptr + slot * (2 ** M_LOG2), BLOCK_LOG2, E_LOG2, M_LOG2, 1)
-        store_quotient_list(top, remap, inv_t, tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64, IS_BF16)
+        store_tile_list(quotient_list(top, remap, inv_t_ptr, IS_BF16), tile, slot, cand_ptr, BLOCK_LOG2, E_LOG2,
+                        KEY64)
 
 
 @triton.jit

@@ -1,10 +1,10 @@
-"""Rows whose processing is at most a temperature rank their raw values in stage 1 (sample.raw_ordered)
-and stage 2 turns the emitted keys into processed ones (select.remap_keys). Division and rounding to the
-input dtype are monotone, so the raw order is the processed one except where two raw values' quotients
-round together: such a class must then come out in index order, as the reference ranks it. The rows
-below put such a class where each part of stage 2 decides it: split by the C-th place inside one tile
-list, held back by a tile whose last emitted key is the C-th key itself, and in the middle of the
-candidates."""
+"""Rows whose processing is at most a temperature rank their raw values in stage 1 (sample.raw_ordered),
+and each tile turns only the keys it emits into its quotients' keys (topk.quotient_list). Division and
+rounding to the input dtype are monotone, so the raw order is the processed one except where two raw
+values' quotients round together: such a class must then come out in index order, as the reference
+ranks it. The rows below put such a class where each part of the selection decides it: split by the
+C-th place inside one tile list, held back by a tile whose last emitted key is the C-th key itself
+(stage 2's refill), and in the middle of the candidates."""
 import pytest
 import torch
 

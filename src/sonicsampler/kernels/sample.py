@@ -12,6 +12,10 @@ in-kernel Philox noise (greedy rows take the first candidate), writes the log-pr
 full-vocabulary normalizers from the statistics, the per-row `exact` flag and the mass a bounded
 candidate set drops, and counts the token into the slot's output counts.
 
+Rows whose processing is at most a temperature (raw_ordered) rank their raw values in stage 1 and
+convert only the keys each tile emits: the division and its rounding are monotone (see raw_ordered and
+docs/ARCHITECTURE.md).
+
 Greedy rows that need only their argmax (greedy_alone: issue 4's scalar argmax path) build no
 candidates: each stage-1 tile reports its argmax instead, and stage 2 takes the best over tiles.
 
@@ -407,7 +411,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     whether all C candidates are real, then what bounds a long top-p cut (long_rows.nucleus_start,
     _cut_bounds): a part of its set's weight (relative to exp(m)) and a value key at or above the cut's.
     PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1
-    emitted nothing). RAW_KEYS: `raw_ordered` rows emitted raw keys (sample_stage1).
+    emitted nothing). RAW_KEYS: the tiles of `raw_ordered` rows emitted the quotients of their best raw
+    keys (sample_stage1), which changes what a saturated tile may hold back (saturated).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
     shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced

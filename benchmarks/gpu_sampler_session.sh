@@ -761,10 +761,13 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
-  raw129d)  # run 129d: rows ranked on raw keys against the reference at each row configuration, verification,
-            # graph replay and compile count; the other mixes against the code before
+  raw129d)  # run 129d (not run in session 24; the first checks for session 25): rows ranked on raw keys against
+            # the reference at each row configuration, verification, graph replay and compile count, long rows
+            # (temperature rows beyond the bound, now ranked on raw keys) shared among standard ones; the other
+            # mixes against the code before
     CHECK_RAW="151936:1 151936:32 151936:128 262144:8 32000:16" timeout 240 python3 benchmarks/check_sampler_gpu.py \
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
+    timeout 150 python3 benchmarks/check_sampler_gpu.py long_shared 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix min_p,standard_logprobs,top_p_no_k --budget-ms 20
     mix_ab " long" 100 --rows 16,128 --mix long_nucleus_1_in_16 --budget-ms 30 ;;
   greedy128g) # run 128g: the scalar argmax path inside the emission branch (stage 1's keys built only where the

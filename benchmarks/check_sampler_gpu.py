@@ -109,8 +109,8 @@ def near_tie(logits_row, p, prompt, output, mask_row, position, a, b) -> bool:
 
 
 def raw_ordered_params(n):
-    """Rows whose processing is at most a temperature (stage 1 ranks their raw values, stage 2 remaps
-    the keys: kernels/sample.py raw_ordered): temperatures below and above 1, top-k from 1 to 128, top-p,
+    """Rows whose processing is at most a temperature (stage 1 ranks their raw values and converts the
+    keys each tile emits: kernels/sample.py raw_ordered): temperatures below and above 1, top-k from 1 to 128, top-p,
     min-p, processed and raw top-20 log-probabilities (whose ids show the candidates' order), and every
     fourth row with a presence penalty (processed keys) in the same batch."""
     out = []

@@ -174,6 +174,14 @@ def raw_ordered(flags, EXACT_UNTRUNCATED: tl.constexpr):
 
 
 @triton.jit
+def quotient_keyed(raw_order, flags):
+    """Whether a raw_ordered row's tiles emit the quotients of their raw keys (it has a temperature;
+    without one the raw keys are the processed ones): stage 1 converts them, stage 2's refill allows
+    for what such a tile may hold back. One rule for both stages."""
+    return raw_order & ((flags & TEMPERATURE) != 0)
+
+
+@triton.jit
 def _max_sumexp_quotients(raw, flags, inv_t_ptr):
     """_max_sumexp_unmasked of raw / t (t the row's temperature, 1 without the TEMPERATURE bit) from the
     raw values: the maximum is the quotient of the raw maximum (division rounds monotonically), the
@@ -229,7 +237,7 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     if RAW_KEYS:
         tl.static_assert(STRATEGY != "rank", "RAW_KEYS: the host leaves it off for the rank strategy")
         raw_order = raw_ordered(flags, EXACT_UNTRUNCATED)
-        remap = raw_order & ((flags & TEMPERATURE) != 0)
+        remap = quotient_keyed(raw_order, flags)
     else:
         raw_order = False
         remap = False
@@ -279,6 +287,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             tl.store(best_ptr + tile_id, g_best)
             tl.store(best_idx_ptr + tile_id, tl.where(g_best > float("-inf"), g_idx, V))
         elif GROUPED:
+            # quotient_list loads the inverse temperature again (as _max_sumexp_quotients did): one load at
+            # the top of the program, live throughout, cost the greedy mix 0.8 us at 128 rows (run 129f).
             store_tile_list(quotient_list(groups_topk(keys, group_bits_of(BLOCK_LOG2), 2 ** E_LOG2), remap,
                                           temp_ptr + slot, IS_BF16), tile, tile_id, cand_ptr, BLOCK_LOG2, E_LOG2, KEY64)
         else:
@@ -446,7 +456,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # Rows ranked on raw keys with a temperature (stage 1's raw_ordered) emitted per tile the quotients of
     # their best raw keys: a token a tile held back may tie with its last emitted quotient at a lower index.
     if RAW_KEYS:
-        remap = raw_ordered(flags, EXACT_UNTRUNCATED) & ((flags & TEMPERATURE) != 0)
+        remap = quotient_keyed(raw_ordered(flags, EXACT_UNTRUNCATED), flags)
     else:
         remap = False
     if E_LOG2 < C_LOG2:
@@ -468,7 +478,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                         pend_ptr, n_pend, PENDING)
                     start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
                     # Merged: the tile's keys it did not emit (those below its last, or for a remapped
-                    # row those not in its list: a held-back key may lie above the last one).
+                    # row those not in its list: a held-back key may lie above the last one). This is
+                    # topk.merge_refill's filter written out, so that one merge_tile_top serves both
+                    # (a second copy made stage 2 ~600 SASS instructions longer in the sm_90 compile).
                     if remap:
                         listed = row_key_to_tile_key(
                             tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 import torch
 
 from benchmarks.gpu_log import JsonLog, compiled_variants
-from sonicsampler import SamplingParams, reference, rng
+from sonicsampler import SamplingParams, indicators, reference, rng
 from sonicsampler.kernels import shared_sets
 from sonicsampler.kernels.sample import sample_stage1, sample_stage2
 from sonicsampler.sampler import Sampler
@@ -121,6 +121,50 @@ def raw_ordered_params(n):
                                   seed=i, logprobs=(20, None, 5)[i % 3], logprobs_mode=("processed", "raw")[(i // 3) % 2],
                                   **extra))
     return out
+
+
+def free_params(n):
+    """Rows that need no full-vocabulary normalizer (indicator NORMALIZER_FREE: stage 1 takes each
+    tile's maximum alone): temperature with a top-k within the bound (raw keys), the same with a
+    penalty (processed values), greedy rows (the scalar argmax path), greedy with top-p."""
+    kinds = (dict(temperature=0.7, top_k=128, top_p=0.9), dict(temperature=1.3, top_k=20, min_p=0.05),
+             dict(top_k=50, repetition_penalty=1.2, presence_penalty=0.3), dict(temperature=0.0),
+             dict(temperature=0.0, top_p=0.5))
+    return [SamplingParams(seed=i, **kinds[i % len(kinds)]) for i in range(n)]
+
+
+def check_free_rows(v, n, dtype=torch.bfloat16, first=0, device="cuda", **sampler_args):
+    """Free rows (free_params) with a NaN of either sign or a +inf far below the row's maximum, in a
+    tile of their own, against the reference: the maximum alone must flag them invalid (the GPU's
+    tl.max skips NaN; stage 1 takes a NaN-propagating one), the clean rows must keep their tokens."""
+    gen = torch.Generator().manual_seed(v + 3 * n)
+    params = free_params(n)
+    s = Sampler(v, n, device, **sampler_args)
+    for i, p in enumerate(params):
+        s.add_request(i, p, prompt_token_ids=[1, 2, 3])
+    logits = (3 * torch.randn(n, v, generator=gen)).to(dtype)
+    neg_nan = torch.tensor([float("nan")]).to(dtype)
+    sign = neg_nan.view(torch.int16 if dtype != torch.float32 else torch.int32)
+    sign |= -(2 ** 15) if dtype != torch.float32 else -(2 ** 31)
+    kinds = ["clean", "nan", "neg_nan", "inf"]
+    for i in range(n):
+        logits[i, 17] = 20.0                            # the maximum, in the first tile
+        what = kinds[(first + i // 5) % 4]              # each kind of row with each kind of damage
+        if what == "nan":
+            logits[i, v - 3] = float("nan")
+        elif what == "neg_nan":
+            logits[i, v // 2] = neg_nan[0]
+        elif what == "inf":
+            logits[i, v // 3] = float("inf")
+    logits = logits.to(device)
+    positions = list(range(11, 11 + n))
+    out = s.sample(logits, list(range(n)), positions)
+    ref = reference.sample(logits.cpu(), params, positions=positions, prompt_token_ids=[[1, 2, 3]] * n)
+    emit(what="free_rows", V=v, rows=n, dtype=str(dtype), strategy=s.launch_config(n).strategy,
+         first=first, free=sum(bool(int(f) & indicators.NORMALIZER_FREE) for f in s.table.flags.cpu()),
+         invalid=int((~ref.valid).sum()),
+         valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)),
+         tokens_equal=int((out.tokens.cpu() == ref.tokens).sum()))
 
 
 def check_tokens(v, n, strategy=None, params=None, what="tokens", dtype=torch.bfloat16, ties=False):
@@ -728,6 +772,12 @@ if __name__ == "__main__":
             for dtype in (torch.bfloat16, torch.float16):
                 for ties in (False, True):
                     check_tokens(v, n, params=raw_ordered_params(n), what="raw_keys_tokens", dtype=dtype, ties=ties)
+    if "free_rows" in parts:    # rows without the sum of exponentials (NORMALIZER_FREE), NaN / +inf rows among them
+        for first in range(4):    # 1 row (the rank strategy): clean, NaN, negative NaN, +inf
+            check_free_rows(151936, 1, first=first)
+        for v, n in ((151936, 40), (151936, 128), (262144, 20)):
+            check_free_rows(v, n)
+        check_free_rows(151936, 20, torch.float32)
     if "untruncated" in parts:
         for v, n in ((151936, 16), (262144, 8)):
             check_tokens(v, n, params=untruncated_params(n), what="untruncated_tokens")

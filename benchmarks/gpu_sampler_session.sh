@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
 # The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
 # $OUT/triton_cache.tgz.part* at the end (join them into .triton_cache.tgz in the repository root, git-ignored).
@@ -761,6 +761,15 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
+  free131)  # run 131 (written in session 25, not run): rows that need no full-vocabulary normalizer (indicator
+            # NORMALIZER_FREE: stage 1 takes each tile's NaN-propagating maximum alone, no exponential per token)
+            # against a37a32c (.ab/old/src). First the free rows with a NaN of either sign or a +inf far below their
+            # maximum against the reference (the GPU's tl.max skips NaN, which the CPU's interpreter cannot show),
+            # the mixed rows, graph replay and compile count; then the mixes whose rows are free (standard, greedy,
+            # heavy), alternating. Sized to end under the call's 600 s so that the Triton cache gets packed.
+    timeout 170 python3 benchmarks/check_sampler_gpu.py free_rows graph 2>&1 | grep -v "'what': 'env'"
+    CHECK_STRATEGIES=extract timeout 90 python3 benchmarks/check_sampler_gpu.py tokens_small 2>&1 | grep -v "'what': 'env'"
+    mix_ab "" 110 --rows 1,32,128 --mix top_p,greedy,heavy --budget-ms 20 ;;
   raw129d)  # run 129d (not run in session 24; the first checks for session 25): rows ranked on raw keys against
             # the reference at each row configuration, verification, graph replay and compile count, long rows
             # (temperature rows beyond the bound, now ranked on raw keys) shared among standard ones; the other

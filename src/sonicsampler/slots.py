@@ -13,8 +13,8 @@ from collections import Counter
 import torch
 
 from .errors import SamplingInputError
-from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MAY_EXCEED, MIN_P, PRESENCE,
-                         REORDERING, REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
+from .indicators import (ACTIVE, BIAS, FREQUENCY, GREEDY, LOGPROBS, LOGPROBS_PROCESSED, MAY_EXCEED, MIN_P,
+                         NORMALIZER_FREE, PRESENCE, REORDERING, REPETITION, TEMPERATURE, TOP_K, TOP_LOGPROBS, TOP_P)
 from .params import SamplingParams, _f32, _is_int
 
 
@@ -34,6 +34,16 @@ def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
     if k_active and p.top_k <= bound:
         return False
     return k_active or p.top_p < 1.0 or p.min_p > 0.0
+
+
+def normalizer_free(p: SamplingParams, vocab_size: int, bound: int) -> bool:
+    """Whether nothing a request's rows output depends on the full vocabulary's normalizer (indicator
+    NORMALIZER_FREE): no log-probabilities, and a token settled by the candidates alone, the argmax of
+    a greedy request or a draw from a top-k within the bound (whatever top-p or min-p then cut: they
+    act inside the k). Its validity needs only each tile's maximum."""
+    if p.logprobs is not None:
+        return False
+    return p.greedy or (p.top_k_active(vocab_size) and p.top_k <= bound)
 
 
 def indicator_bits(p: SamplingParams, vocab_size: int, bound: int = 128) -> int:
@@ -64,6 +74,8 @@ def indicator_bits(p: SamplingParams, vocab_size: int, bound: int = 128) -> int:
             bits |= TOP_LOGPROBS
     if may_exceed(p, vocab_size, bound):
         bits |= MAY_EXCEED
+    if normalizer_free(p, vocab_size, bound):
+        bits |= NORMALIZER_FREE
     return bits
 
 

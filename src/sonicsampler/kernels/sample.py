@@ -60,6 +60,7 @@ LOGPROBS = tl.constexpr(bits.LOGPROBS)
 LOGPROBS_PROCESSED = tl.constexpr(bits.LOGPROBS_PROCESSED)
 UNTRUNCATED_MASK = tl.constexpr(bits.NOT_UNTRUNCATED)
 TOP_LOGPROBS = tl.constexpr(bits.TOP_LOGPROBS)
+NORMALIZER_FREE = tl.constexpr(bits.NORMALIZER_FREE)
 N_STATS = tl.constexpr(5)   # processed max, processed sum-exp, raw max, raw sum-exp, NaN/+inf flag
 LOG2E = tl.constexpr(1.4426950408889634)
 FAST_EXP2 = tl.constexpr(not INTERPRETED)
@@ -149,15 +150,32 @@ def _exp2_ftz(x):
 
 
 @triton.jit
-def _max_sumexp_unmasked(x):
+def _max_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _max_propagating(x):
+    """A tile's maximum, NaN if any value is NaN (tl.max skips NaN on the GPU): one instruction per value
+    either way (max.NaN)."""
+    return tl.reduce(x, None, _max_nan)
+
+
+@triton.jit
+def _max_sumexp_unmasked(x, free):
     """Max and sum of exp(x - max) of a tile with no lane mask: lanes past the vocabulary and masked
     tokens hold -inf and add 0. A NaN or +inf value makes the sum NaN (exp(NaN), or exp(inf - inf)),
     which is how stage 1 flags the row invalid without a per-lane test, and how a raw NaN or +inf
     that the processing masked still makes the raw normalizer NaN, as torch's log_softmax of the
-    raw row is (SEMANTICS.md section 4, reference._logprob_vector)."""
-    m = tl.max(x)
-    m_safe = tl.where(m > float("-inf"), m, 0.0)
-    return m, tl.sum(_exp2_ftz((x - m_safe) * LOG2E))
+    raw row is (SEMANTICS.md section 4, reference._logprob_vector).
+    free (a NORMALIZER_FREE row): the maximum alone (NaN for a NaN value, +inf for +inf) and a sum of 1,
+    which keeps "some value is finite" (stage 2's normalizer is then finite exactly when it was)."""
+    m = _max_propagating(x)
+    s = tl.full((), 1.0, tl.float32)
+    if not free:
+        m_safe = tl.where(m > float("-inf"), m, 0.0)
+        s = tl.sum(_exp2_ftz((x - m_safe) * LOG2E))
+    return m, s
 
 
 @triton.jit
@@ -182,18 +200,22 @@ def quotient_keyed(raw_order, flags):
 
 
 @triton.jit
-def _max_sumexp_quotients(raw, flags, inv_t_ptr):
+def _max_sumexp_quotients(raw, flags, inv_t_ptr, free):
     """_max_sumexp_unmasked of raw / t (t the row's temperature, 1 without the TEMPERATURE bit) from the
-    raw values: the maximum is the quotient of the raw maximum (division rounds monotonically), the
+    raw values: the maximum is the quotient of the raw maximum (division rounds monotonically; NaN stays
+    NaN, and a finite maximum whose quotient overflows gives +inf, as the processed value would), the
     terms exp2(raw * (log2(e) / t) - max * log2(e)), one fused multiply-add each."""
-    m = tl.max(raw)
+    m = _max_propagating(raw)
     c = tl.zeros((), tl.float32) + LOG2E
     if (flags & TEMPERATURE) != 0:
         inv = tl.load(inv_t_ptr)
         m = div_exact(m, inv)
         c = (inv * 1.4426950408889634).to(tl.float32)
-    m_safe = tl.where(m > float("-inf"), m, 0.0)
-    return m, tl.sum(_exp2_ftz(raw * c - m_safe * LOG2E))
+    s = tl.full((), 1.0, tl.float32)
+    if not free:
+        m_safe = tl.where(m > float("-inf"), m, 0.0)
+        s = tl.sum(_exp2_ftz(raw * c - m_safe * LOG2E))
+    return m, s
 
 
 @triton.jit
@@ -230,10 +252,13 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     st = stats_ptr + tile_id * N_STATS
     if (flags & LOGPROBS) != 0:
         # Before processing, so that the raw values need not stay live beside the processed ones.
-        m_r, s_r = _max_sumexp_unmasked(raw)
+        m_r, s_r = _max_sumexp_unmasked(raw, False)
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
     skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
+    # A row whose outputs need no full-vocabulary normalizer (greedy, or a top-k within the bound, with no
+    # log-probabilities) takes each tile's maximum alone: no exponential per token.
+    free = (flags & NORMALIZER_FREE) != 0
     if RAW_KEYS:
         tl.static_assert(STRATEGY != "rank", "RAW_KEYS: the host leaves it off for the rank strategy")
         raw_order = raw_ordered(flags, EXACT_UNTRUNCATED)
@@ -248,12 +273,12 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         # come from the raw values too: the maximum's quotient, and each term's exponent as one fused
         # multiply-add (its quotient within an ulp of the exact one: a sum's rounding, not a set's).
         x = raw    # untruncated rows, the only users of x below beside the keys, are never raw-ordered
-        m_p, s_p = _max_sumexp_quotients(raw, flags, temp_ptr + slot)
+        m_p, s_p = _max_sumexp_quotients(raw, flags, temp_ptr + slot, free)
     else:
         x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                     HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-        m_p, s_p = _max_sumexp_unmasked(x)
+        m_p, s_p = _max_sumexp_unmasked(x, free)
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them
     # too: skipping them as well cost the top-k rows 12% at 128 rows (run 46, more spills under the cap).
@@ -262,8 +287,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     keys = tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16, GROUPED)
     tl.store(st + 0, m_p)
     tl.store(st + 1, s_p)
-    # a NaN or +inf processed value (stage 2: invalid)
-    tl.store(st + 4, ((s_p != s_p) | (m_p == float("inf"))).to(tl.float32))
+    # a NaN or +inf processed value (stage 2: invalid): a NaN sum, or (rows without the sum) a NaN maximum
+    tl.store(st + 4, ((s_p != s_p) | (m_p != m_p) | (m_p == float("inf"))).to(tl.float32))
     if EXACT_UNTRUNCATED:
         if (flags & UNTRUNCATED_MASK) == 0:
             # No truncation: the token is the Gumbel-max over the whole vocabulary. Each tile reports

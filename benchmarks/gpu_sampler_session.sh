@@ -2,14 +2,31 @@
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
 #     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131
-# Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100).
-# The Triton cache travels between calls: unpacked from .triton_cache.tgz if carried, packed into
-# $OUT/triton_cache.tgz.part* at the end (join them into .triton_cache.tgz in the repository root, git-ignored).
+# Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
+# fresh machine took ~3 min for a whole part's variants in run 130).
+# Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
+# and a step past it is skipped: the call's own 600 s limit would otherwise kill the part before its
+# cache is packed (run 130 lost its last steps and its cache that way).
+# The Triton cache travels between calls and sessions: unpacked from .triton_cache.tgz if carried, packed
+# into $OUT/triton_cache.tgz.part* at the end (join them into .triton_cache.tgz in the repository root,
+# git-ignored, and carry it). Binaries only (TRITON_STORE_BINARY_ONLY): the IR beside them made the
+# cache ~60 MB, too large to carry with the tree. A kernel's key is its source, so what a session has not
+# changed (.ab/old's code, the top-k) loads instead of compiling.
 source benchmarks/gpu_env.sh
-export TRITON_CACHE_DIR=/tmp/triton_cache
+export TRITON_CACHE_DIR=/tmp/triton_cache TRITON_STORE_BINARY_ONLY=1
 mkdir -p "$TRITON_CACHE_DIR"
 [ -f .triton_cache.tgz ] && tar -xzf .triton_cache.tgz -C "$TRITON_CACHE_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+DEADLINE=$((SECONDS + ${PART_SECONDS:-540}))
+timeout() {   # timeout N CMD...: as coreutils' timeout, N clamped to the part's deadline
+    local left=$((DEADLINE - SECONDS)) want=$1
+    shift
+    if [ "$left" -le 5 ]; then
+        echo "== skipped, past the part's deadline: $*" | cut -c1-200
+        return 124
+    fi
+    command timeout $((want < left ? want : left)) "$@"
+}
 # mix_ab LABEL SECONDS ARGS...: sampler_mix.py (V = 151936) with ARGS on the tree's code ("new", into
 # $OUT/sample_mix.csv), then on the snapshot carried in .ab/old/src ("before", $OUT/sample_mix_before.csv),
 # each step under SECONDS; LABEL goes after "== new" / "== before" (e.g. the round).
@@ -947,4 +964,5 @@ if rows:
 esac
 # in parts of at most 15 MiB (the device returns files of up to 16 MiB); join them here with
 # `cat triton_cache.tgz.part* > .triton_cache.tgz`
+echo "== packing the Triton cache at $SECONDS s"
 tar -czf - -C "$TRITON_CACHE_DIR" . | split -b 15m - "$OUT/triton_cache.tgz.part" && ls -la "$OUT"/triton_cache.tgz.part*

@@ -94,3 +94,22 @@ def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     want_valid = [b == "clean" or (b == "overflow" and dtype == torch.float16) for b in bad]
     assert out.valid.tolist() == want_valid
     assert [int(s.table.counts[i].sum()) for i in range(n)] == [int(v) for v in want_valid]
+
+
+def test_a_slot_readmitted_takes_its_new_requests_bit():
+    """The bit lives in the slot's flags: a request that needs the normalizer, admitted to a slot that
+    held one that did not (and the other way round), replaces it; a removed request leaves no bit."""
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, emit=EMIT)
+
+    def free(slot):
+        return bool(int(s.table.flags[slot]) & bits.NORMALIZER_FREE)
+
+    s.add_request(0, SamplingParams(temperature=0.0))
+    s.add_request(1, SamplingParams(top_p=0.9))
+    assert [free(0), free(1)] == [True, False]
+    s.remove_request(0)
+    s.add_request(0, SamplingParams(temperature=0.0, logprobs=0))
+    s.remove_request(1)
+    assert [free(0), free(1)] == [False, False]
+    s.add_request(1, SamplingParams(top_k=BOUND, temperature=0.5))
+    assert [free(0), free(1)] == [False, True]

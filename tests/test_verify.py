@@ -315,16 +315,20 @@ def test_penalties_count_earlier_drafts_in_stochastic_rows():
     assert 0 < int(out.num_accepted.sum()) < bsz * gamma
 
 
-def test_invalid_rows_and_unreached_rows():
+@pytest.mark.parametrize("logprobs", [0, None])
+def test_invalid_rows_and_unreached_rows(logprobs):
     """A NaN row makes its request invalid only if the walk reaches it; rows past a request's draft
-    count are ignored whatever they hold."""
+    count are ignored whatever they hold. Without log-probabilities the greedy targets need no
+    normalizer (indicator NORMALIZER_FREE): their tiles' maxima alone must flag the NaN rows, one of
+    them a NaN with the sign bit set."""
     gamma = 2
     logits = (3.0 * torch.randn(3 * (gamma + 1), V, generator=torch.Generator().manual_seed(7))).to(torch.bfloat16)
     greedy = logits.float().argmax(-1)
     drafts = torch.stack([greedy[0:2], greedy[3:5], greedy[6:8]])
     drafts[1, 0] = (drafts[1, 0] + 1) % V         # request 1 rejects at row 0
-    logits[[1, 4, 8]] = float("nan")              # row 1 of requests 0 and 1, row 2 of request 2
-    params = [SamplingParams(temperature=0.0, logprobs=0)] * 3
+    logits[[1, 4, 8], 50] = float("nan")          # row 1 of requests 0 and 1, row 2 of request 2
+    logits.view(torch.int16)[1, 50] |= -(2 ** 15)  # the first with its sign bit set
+    params = [SamplingParams(temperature=0.0, logprobs=logprobs)] * 3
     out, ref, resolved = run(logits, drafts, params, [0, 0, 0], counts=[2, 2, 1])
     assert out.valid.tolist() == [False, True, True]
     assert out.num_emitted.tolist() == [1, 1, 2]

@@ -782,9 +782,9 @@ if rows:
             # NORMALIZER_FREE: stage 1 takes each tile's NaN-propagating maximum alone, no exponential per token)
             # against a37a32c (.ab/old/src). First the free rows with a NaN of either sign or a +inf far below their
             # maximum against the reference (the GPU's tl.max skips NaN, which the CPU's interpreter cannot show),
-            # and mixed rows; then the mixes whose rows are free (standard, greedy, heavy), alternating. No graph check: the bit is read at run time, no constexpr changed. Sized to
-            # end under the call's 600 s (run 130 compiled for ~3 min on a fresh machine) so that the Triton
-            # cache gets packed; verification against the code before: verify_ab in a second call.
+            # and mixed rows; then the mixes whose rows are free (standard, greedy, heavy), alternating. No graph
+            # check: the bit is read at run time, no constexpr changed. Verification against the code before:
+            # verify_ab in a second call.
     CHECK_STRATEGIES=extract timeout 170 python3 benchmarks/check_sampler_gpu.py free_rows tokens_small 2>&1 \
         | grep -v "'what': 'env'"
     mix_ab "" 120 --rows 1,32,128 --mix top_p,greedy,heavy --budget-ms 20 ;;

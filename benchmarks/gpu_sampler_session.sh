@@ -788,7 +788,7 @@ if rows:
     timeout 60 python3 benchmarks/check_keys_gpu.py
     CHECK_STRATEGIES=extract timeout 170 python3 benchmarks/check_sampler_gpu.py free_rows tokens_small 2>&1 \
         | grep -v "'what': 'env'"
-    mix_ab "" 120 --rows 1,32,128 --mix top_p,greedy,heavy --budget-ms 20 ;;
+    mix_ab "" 170 --rows 1,32,128 --mix top_p,heavy --budget-ms 20 ;;
   free131)  # run 131 (written in session 25, not run): rows that need no full-vocabulary normalizer (indicator
             # NORMALIZER_FREE: stage 1 takes each tile's NaN-propagating maximum alone, no exponential per token)
             # against a37a32c (.ab/old/src). First the free rows with a NaN of either sign or a +inf far below their

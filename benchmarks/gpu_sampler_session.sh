@@ -778,6 +778,11 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
+  keys132b) # run 132b: what keys132's 170 s steps left out (the heavy mix at 128 rows), then raw-ranked rows and
+            # mixed tokens at production sizes against the reference, on the branch's keys
+    mix_ab "" 150 --rows 128 --mix heavy --budget-ms 20
+    CHECK_RAW="151936:32 262144:8" timeout 150 python3 benchmarks/check_sampler_gpu.py raw_keys tokens 2>&1 \
+        | grep -v "'what': 'env'" ;;
   keys132)  # run 132 (branch bf16-pair-keys, written in session 25, not run): stage 1's bf16 keys of the grouped
             # tiles built two at a time in PTX (keys.bf16_tile_keys: one cvt.rn.bf16x2 rounds both, six
             # instructions a pair; about 5 per value fewer than the integer path in the sm_90 compile, spill

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -782,7 +782,23 @@ if rows:
             # free) against a37a32c (.ab/old/src), with the Triton cache free131 packed
     mix_ab "" 150 --rows 1,32,128 --mix heavy --budget-ms 20
     verify_ab 150 1,32,128 ;;
-  free131)  # run 131 (written in session 25, not run): rows that need no full-vocabulary normalizer (indicator
+  keys132b) # run 132b: what keys132's 170 s steps left out (the heavy mix at 128 rows), then raw-ranked rows and
+            # mixed tokens at production sizes against the reference, on the branch's keys
+    mix_ab "" 150 --rows 128 --mix heavy --budget-ms 20
+    CHECK_RAW="151936:32 262144:8" timeout 150 python3 benchmarks/check_sampler_gpu.py raw_keys tokens 2>&1 \
+        | grep -v "'what': 'env'" ;;
+  keys132)  # run 132 (branch bf16-pair-keys, written in session 25, run in session 26): stage 1's bf16 keys of the grouped
+            # tiles built two at a time in PTX (keys.bf16_tile_keys: one cvt.rn.bf16x2 rounds both, six
+            # instructions a pair; about 5 per value fewer than the integer path in the sm_90 compile, spill
+            # stores 22 -> 28). First the keys against the integer path over all 2**32 fp32 patterns (NaN
+            # aside), then free rows and mixed rows against the reference, then the mixes against .ab/old
+            # (carry main's src there: `git archive main src`), alternating. Right after free131, on the warm
+            # machine, main's kernels are in its cache already.
+    timeout 60 python3 benchmarks/check_keys_gpu.py
+    CHECK_STRATEGIES=extract timeout 170 python3 benchmarks/check_sampler_gpu.py free_rows tokens_small 2>&1 \
+        | grep -v "'what': 'env'"
+    mix_ab "" 170 --rows 1,32,128 --mix top_p,heavy --budget-ms 20 ;;
+  free131)  # run 131 (written in session 25, run in session 26): rows that need no full-vocabulary normalizer (indicator
             # NORMALIZER_FREE: stage 1 takes each tile's NaN-propagating maximum alone, no exponential per token)
             # against a37a32c (.ab/old/src). First the free rows with a NaN of either sign or a +inf far below their
             # maximum against the reference (the GPU's tl.max skips NaN, which the CPU's interpreter cannot show),

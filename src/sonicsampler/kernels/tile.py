@@ -6,7 +6,7 @@ sm_90 compile (189 -> 105), i.e. occupancy."""
 import triton
 import triton.language as tl
 
-from .keys import pack_bits16_keys, value_key32
+from .keys import bf16_tile_keys, pack_bits16_keys, value_key32
 from .prologue import process, ranking_bits16
 
 
@@ -64,7 +64,11 @@ def tile_keys(x, offs, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: t
     if KEY64:
         keys = (value_key32(x) << 32) | (0xFFFFFFFF - offs.to(tl.uint64))
     elif GROUPED:
-        keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), 0xFFF8 + tl.arange(0, 8)[None, :])
+        if IS_BF16:
+            # the inverted place in the group, 7 - j, broadcast to the tile's shape
+            keys = bf16_tile_keys(x, (7 - tl.arange(0, 8))[None, :])
+        else:
+            keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), 0xFFF8 + tl.arange(0, 8)[None, :])
     else:
         keys = pack_bits16_keys(ranking_bits16(x, IS_BF16), tl.arange(0, 2 ** BLOCK_LOG2))
     return keys

@@ -123,6 +123,28 @@ def raw_ordered_params(n):
     return out
 
 
+def bias_edge_params(n, v):
+    """Rows whose logit biases sit on tile edges (the first and last ids of tiles of 1024, 4096 and 8192
+    tokens, and the vocabulary's ends): stage 1 adds a bias only in the tile whose id range holds it
+    (kernels/prologue.py process, SPAN). Greedy rows with one large bias (the token shows whether it was
+    added), sampled rows with several and processed top-20 log-probabilities (their values show it)."""
+    edges = [0, v - 1]
+    for size in (1024, 4096, 8192):
+        for k in (1, 7, v // size):
+            edges += [k * size - 1, k * size]
+    edges = sorted({e for e in edges if 0 <= e < v})
+    out = []
+    for i in range(n):
+        e = edges[i % len(edges)]
+        if i % 3 == 0:
+            out.append(SamplingParams(temperature=0.0, logit_bias={e: 30.0}, logprobs=5, logprobs_mode="processed"))
+        else:
+            some = {edges[(i + j) % len(edges)]: (6.0, -4.0, 8.0, float("-inf"), 5.0)[j] for j in range(5)}
+            out.append(SamplingParams(temperature=0.8, top_k=(128, 20)[i % 2], top_p=0.95, seed=i, logit_bias=some,
+                                      logprobs=20, logprobs_mode="processed"))
+    return out
+
+
 def free_params(n):
     """Rows that need no full-vocabulary normalizer (indicator NORMALIZER_FREE: stage 1 takes each
     tile's maximum alone): temperature with a top-k within the bound (raw keys), the same with a
@@ -772,6 +794,9 @@ if __name__ == "__main__":
             for dtype in (torch.bfloat16, torch.float16):
                 for ties in (False, True):
                     check_tokens(v, n, params=raw_ordered_params(n), what="raw_keys_tokens", dtype=dtype, ties=ties)
+    if "bias_edges" in parts:   # logit biases on tile edges, at each row configuration
+        for n in (1, 32, 128):
+            check_tokens(151936, n, params=bias_edge_params(n, 151936), what="bias_edges")
     if "free_rows" in parts:    # rows without the sum of exponentials (NORMALIZER_FREE), NaN / +inf rows among them
         for first in range(4):    # 1 row (the rank strategy): clean, NaN, negative NaN, +inf
             check_free_rows(151936, 1, first=first)

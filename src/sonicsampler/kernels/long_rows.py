@@ -78,7 +78,8 @@ def _set_tile(raw, t, V, row, slot, flags,
     inb = offs < V
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING,
+                          t.to(tl.int32) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)
     live = inb & ~bad
     in_set = live & (x > float("-inf"))
     # Value keys alone: the tile keys' index half is not needed here.

@@ -40,12 +40,12 @@ def process_tile(raw, offs, inb, row, slot, flags, V,
                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, span_lo=0, SPAN: tl.constexpr = 0):
     """A loaded tile's processed logits and its lanes with NaN or +inf processed values. PENDING: the
-    row's pending draft tokens count as output (prologue.process)."""
+    row's pending draft tokens count as output; SPAN: the ids' range (prologue.process)."""
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, span_lo, SPAN)
     return x, inb & ((x != x) | (x == float("inf")))
 
 
@@ -86,5 +86,6 @@ def processed_tile(logits_ptr, stride_row, V, row, slot, flags, tile,
     raw, offs, inb = load_tile(logits_ptr, stride_row, V, row, tile, BLOCK_LOG2, float("-inf"))
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+                          temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING,
+                          tile.to(tl.int32) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
     return x, offs, inb, bad, tile_keys(x, offs, BLOCK_LOG2, KEY64, IS_BF16)

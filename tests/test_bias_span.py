@@ -2,7 +2,8 @@
 in its own range, tested once per entry. Biased ids sit on every tile's first and last id, where an
 off-by-one in that range test drops or doubles a bias, on each path that processes whole tiles: stage 1
 (each strategy), stage 1's per-tile Gumbel-max of untruncated rows, stage 2's re-reading of a saturated
-tile (tile.processed_tile) and the long rows' sub-tiles (long_rows._set_tile). Against reference.sample: tokens, log-probabilities and top-n ids."""
+tile (tile.processed_tile) and the long rows' sub-tiles (long_rows._set_tile). Against reference.sample:
+tokens, log-probabilities and top-n ids."""
 
 import pytest
 import torch

@@ -277,7 +277,8 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     else:
         x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                    HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, tile.to(tl.int32) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
+                    HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING,
+                    tile.to(tl.int32) * (2 ** BLOCK_LOG2), 2 ** BLOCK_LOG2)
         m_p, s_p = _max_sumexp_unmasked(x, free)
     # The keys right away: building them after the untruncated branch, when the processed values are
     # dead, cost 6% at 128 rows on the H100 (run 37 against run 35). Rows without candidates build them

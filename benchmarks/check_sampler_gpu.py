@@ -795,7 +795,9 @@ if __name__ == "__main__":
                 for ties in (False, True):
                     check_tokens(v, n, params=raw_ordered_params(n), what="raw_keys_tokens", dtype=dtype, ties=ties)
     if "bias_edges" in parts:   # logit biases on tile edges, at each row configuration
-        for n in (1, 32, 128):
+        for p in bias_edge_params(12, 151936):   # 1 row (rank strategy, tiles of 4096): one batch per edge
+            check_tokens(151936, 1, params=[p], what="bias_edges")
+        for n in (32, 128):
             check_tokens(151936, n, params=bias_edge_params(n, 151936), what="bias_edges")
     if "free_rows" in parts:    # rows without the sum of exponentials (NORMALIZER_FREE), NaN / +inf rows among them
         for first in range(4):    # 1 row (the rank strategy): clean, NaN, negative NaN, +inf

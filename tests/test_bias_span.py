@@ -1,6 +1,6 @@
 """Logit bias applied tile by tile (prologue.process with SPAN): a tile adds only the entries whose ids lie
 in its own range, tested once per entry. Biased ids sit on every tile's first and last id, where an
-off-by-one in that range test drops or doubles a bias, on each path that processes whole tiles: stage 1
+off-by-one that narrows that range drops a bias (a wider range is harmless), on each path that processes whole tiles: stage 1
 (each strategy), stage 1's per-tile Gumbel-max of untruncated rows, stage 2's re-reading of a saturated
 tile (tile.processed_tile) and the long rows' sub-tiles (long_rows._set_tile). Against reference.sample:
 tokens, log-probabilities and top-n ids."""

@@ -91,7 +91,7 @@ def process(x, idx, live, row, slot, flags, V,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False,
             span_lo=0, SPAN: tl.constexpr = 0):
-    """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int32) of one row.
+    """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int32 or int64) of one row.
 
     token_bits_ptr: the slot table's token bits (slots.py), per slot the prompt's mask then the
     output's, `words` int32 words each.

@@ -1,7 +1,7 @@
 """Logit bias applied tile by tile (prologue.process with SPAN): a tile adds only the entries whose ids lie
 in its own range, tested once per entry. Biased ids sit on every tile's first and last id, where an
-off-by-one that narrows that range drops a bias (a wider range is harmless), on each path that processes whole tiles: stage 1
-(each strategy), stage 1's per-tile Gumbel-max of untruncated rows, stage 2's re-reading of a saturated
+off-by-one that narrows that range drops a bias (a wider range is harmless), on each path that processes
+whole tiles: stage 1 (each strategy), stage 1's per-tile Gumbel-max of untruncated rows, stage 2's re-reading of a saturated
 tile (tile.processed_tile) and the long rows' sub-tiles (long_rows._set_tile). Against reference.sample:
 tokens, log-probabilities and top-n ids."""
 
@@ -25,7 +25,7 @@ def _rows():
     params = []
     # one greedy row per edge, its bias large enough to make that id the argmax: the token says whether
     # the bias was added (processed log-probabilities say whether it was added once)
-    for i, e in enumerate(EDGES):
+    for e in EDGES:
         params.append(SamplingParams(temperature=0.0, logit_bias={e: 40.0}, logprobs=3, logprobs_mode="processed"))
     # every edge biased at once with mixed signs, one masked: a top-k row and a top-p row with processed
     # top-n, so each biased value shows in the log-probabilities
@@ -33,13 +33,13 @@ def _rows():
     params.append(SamplingParams(temperature=0.8, top_k=6, logit_bias=bias, seed=3, logprobs=6,
                                  logprobs_mode="processed"))
     params.append(SamplingParams(top_p=0.7, logit_bias=bias, seed=4, logprobs=4, logprobs_mode="processed"))
-    # a nucleus far past the bound (long_rows' passes over sub-tiles) and an untruncated row (stage 1's
-    # per-tile Gumbel-max), both with the edges biased up
     # five of the top six in one tile, its first or its last id the fifth: with tiles emitting 4 keys that
     # id comes only from stage 2's re-reading of the saturated tile (processed_tile)
     for edge, other in ((256, 511), (511, 256)):
         params.append(SamplingParams(temperature=0.7, top_k=6, seed=7, logprobs=6, logprobs_mode="processed",
                                      logit_bias={other: 20.0, 300: 18.0, 400: 16.0, 450: 14.0, edge: 12.0}))
+    # a nucleus far past the bound (long_rows' passes over sub-tiles) and an untruncated row (stage 1's
+    # per-tile Gumbel-max), both with the edges biased up
     up = {e: 3.0 for e in EDGES}
     params.append(SamplingParams(temperature=1.5, top_p=0.99, logit_bias=up, seed=5, logprobs=5,
                                  logprobs_mode="processed"))

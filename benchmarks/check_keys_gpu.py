@@ -1,7 +1,8 @@
 """GPU check of keys.bf16_tile_keys (PTX: two values rounded to bf16 and keyed at once) against the integer
 path it replaces (pack_bits16_keys(ranking_bits16(x))), over every fp32 bit pattern: the keys must be equal
 for every value that is not NaN. Prints one JSON line: patterns checked, NaN patterns skipped, mismatches,
-and the first mismatching pattern if any.
+and the first mismatching pattern if any; ptx_path says whether this device's compile took the PTX (if
+not, both sides are the integer path and the check proves nothing about the PTX).
 
     python3 benchmarks/check_keys_gpu.py            # all 2**32 patterns (a few hundred ms on an H100)
     python3 benchmarks/check_keys_gpu.py 24         # 2**24 patterns spread over the range (CPU smoke test)
@@ -16,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from sonicsampler.kernels.keys import bf16_tile_keys, pack_bits16_keys
+from sonicsampler.kernels.keys import bf16_tile_keys, pack_bits16_keys, pair_keys_in_ptx
 from sonicsampler.kernels.prologue import ranking_bits16
 
 
@@ -47,7 +48,7 @@ def main(log2_patterns=32, block_log2=12):
     _compare[(2 ** (log2_patterns - block_log2),)](count, first, stride, BLOCK_LOG2=block_log2, num_warps=1)
     mism, nans = count.tolist()
     print(json.dumps({"what": "bf16_tile_keys", "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
-                      "patterns": 2 ** log2_patterns, "nan_patterns": nans, "mismatches": mism,
+                      "ptx_path": bool(pair_keys_in_ptx()), "patterns": 2 ** log2_patterns, "nan_patterns": nans, "mismatches": mism,
                       "first_mismatch": hex(int(first)) if mism else None}))
 
 

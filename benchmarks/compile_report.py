@@ -7,12 +7,22 @@ import subprocess
 import tempfile
 
 import triton
+import triton.language.target_info
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from sonicsampler.kernels.topk import topk_stage1, topk_stage2
 
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+TARGET = GPUTarget("cuda", 90, 32)
+# Compile-time target queries (keys.pair_keys_in_ptx) ask the active driver, which a machine without a
+# GPU lacks: answer them with the target compiled for here.
+def _current_target():
+    return TARGET
+
+
+_current_target.__triton_builtin__ = True   # as Triton marks its own, so kernels' cache keys may refer to it
+triton.language.target_info.current_target = _current_target
 
 
 def compile_kernel(fn, signature, constexprs, num_warps, maxnreg=None):
@@ -23,7 +33,7 @@ def compile_kernel(fn, signature, constexprs, num_warps, maxnreg=None):
     attrs = {(fn.arg_names.index(k),): [["tt.divisibility", 16]]
              for k, t in signature.items() if t.startswith("*") or k in ("stride_row", "V")}
     return triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs),
-                          target=GPUTarget("cuda", 90, 32),
+                          target=TARGET,
                           options={"num_warps": num_warps, **({"maxnreg": maxnreg} if maxnreg else {})})
 
 

@@ -21,8 +21,8 @@ def bf16_rne(f32_bits):
     return np.where(nan, np.uint64(0x7FFF), r)
 
 
-def add_zero_bf16(h):
-    """bf16 + (+0.0), round to nearest even: -0.0 becomes +0.0, NaN canonical, every other value kept."""
+def times_one_plus_zero_bf16(h):
+    """bf16 * 1 + (+0.0), round to nearest even: -0.0 becomes +0.0, NaN canonical, every other value kept."""
     nan = ((h & np.uint64(0x7F80)) == np.uint64(0x7F80)) & ((h & np.uint64(0x7F)) != 0)
     h = np.where(h == np.uint64(0x8000), np.uint64(0), h)
     return np.where(nan, np.uint64(0x7FFF), h)
@@ -72,10 +72,10 @@ def run_ptx(text, x0, x1):
             regs[a[0]] = val(a[1])
         elif op == "cvt.rn.bf16x2.f32":     # d = {bf16(a) in the upper half, bf16(b) in the lower}
             regs[a[0]] = (bf16_rne(val(a[1])) << np.uint64(16)) | bf16_rne(val(a[2]))
-        elif op == "add.rn.bf16x2":
-            assert (val(a[2]) == 0).all(), "the emulator adds +0.0 only"
+        elif op == "fma.rn.bf16x2":
+            assert (val(a[2]) == 0x3F803F80).all() and (val(a[3]) == 0).all(), "the emulator does p * 1 + (+0) only"
             p = val(a[1])
-            regs[a[0]] = (add_zero_bf16(p >> np.uint64(16)) << np.uint64(16)) | add_zero_bf16(p & np.uint64(0xFFFF))
+            regs[a[0]] = (times_one_plus_zero_bf16(p >> np.uint64(16)) << np.uint64(16)) | times_one_plus_zero_bf16(p & np.uint64(0xFFFF))
         elif op == "prmt.b32":
             regs[a[0]] = prmt(val(a[1]), val(a[2]), int(a[3], 0))
         elif op == "lop3.b32":
@@ -122,7 +122,7 @@ def test_pair_keys_equal_the_integer_keys():
 
 @pytest.mark.parametrize("old,new", [("0x56", "0x96"),                       # (p ^ 0x8000) ^ s: a wrong table
                                      ("0xBB99", "0xAA88"),                   # the signs of the wrong bytes
-                                     ("add.rn.bf16x2 p, p, z;", ""),          # -0.0 not turned into +0.0
+                                     ("fma.rn.bf16x2 p, p, one, z;", ""),     # -0.0 not turned into +0.0
                                      ("0x1044", "0x3244")])                  # the upper half for the first key
 def test_the_emulation_catches_a_wrong_operation(old, new):
     """Each of these slips in the PTX makes the keys differ: the comparison above can fail."""

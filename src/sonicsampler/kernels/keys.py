@@ -11,22 +11,32 @@ Key 0 is never produced for a real value; it marks padding (lanes past the vocab
 """
 import triton
 import triton.language as tl
+from triton.language.target_info import cuda_capability_geq
 
 from . import INTERPRETED
 from .prologue import bits16_to_f32, div_exact, ranking_bits16
 
-HARDWARE_BF16_KEYS = tl.constexpr(not INTERPRETED)   # bf16_tile_keys: PTX on the GPU, integers elsewhere
 
-# Two fp32 values ($2, $3) and their lanes' inverted indices ($4, $5) -> their tile keys ($0, $1): one
-# conversion rounds both to bf16 (cvt.rn: round to nearest even, as ranking_bits16's integers do), adding
-# +0 turns -0.0 into +0.0 (so the two tie), the sign bytes replicated (prmt's mode 8) give 0xFFFF under
-# each negative half, (bits | 0x8000) ^ that is key16_from_bits for both halves in one lop3, and one
-# prmt per key puts a half over its index.
+@triton.constexpr_function
+def pair_keys_in_ptx():
+    """Whether bf16_tile_keys runs _BF16_PAIR_KEYS: outside the interpreter, for a CUDA target of sm_80 or
+    later (cvt.rn.bf16x2.f32 and fma.rn.bf16x2 need it). Decided per compile from the target Triton
+    compiles for (the launch's device), so an older GPU gets the integer path rather than a ptxas error."""
+    return not INTERPRETED and cuda_capability_geq(8, 0)
+
+
+# Two fp32 values ($2, $3) -> their tile keys without the index bits ($0, $1): one conversion rounds both
+# to bf16 (cvt.rn: round to nearest even, as ranking_bits16's integers do); p * 1 + (+0) turns -0.0 into
+# +0.0 so the two tie (an fma: add.rn.bf16x2 would do the same but ptxas takes it only for sm_90 and
+# later); the sign bytes replicated (prmt's mode 8) give 0xFFFF under each negative half;
+# (bits | 0x8000) ^ that is key16_from_bits for both halves in one lop3; one prmt per key puts a half
+# in the upper 16 bits (the caller ORs in the index).
 _BF16_PAIR_KEYS = tl.constexpr("""{
-.reg .b32 p, s, z;
+.reg .b32 p, s, one, z;
+mov.b32 one, 0x3F803F80;
 mov.b32 z, 0;
 cvt.rn.bf16x2.f32 p, $3, $2;
-add.rn.bf16x2 p, p, z;
+fma.rn.bf16x2 p, p, one, z;
 prmt.b32 s, p, 0, 0xBB99;
 lop3.b32 p, p, 0x80008000, s, 0x56;
 prmt.b32 $0, p, 0, 0x1044;
@@ -96,8 +106,8 @@ def bf16_tile_keys(x, inv_idx):
     keys for every value but NaN (a NaN's key may differ; its row is invalid whatever it ranks). On
     the GPU two values at a time in six instructions (_BF16_PAIR_KEYS), about 5 per value fewer than
     the integer rounding and key (sm_90 compile); x's layout must hold neighbours in pairs in one
-    thread (the (groups, 8) tiles do). Under the interpreter, the integer path."""
-    if HARDWARE_BF16_KEYS:
+    thread (the (groups, 8) tiles do). Under the interpreter and before sm_80, the integer path."""
+    if pair_keys_in_ptx():
         return tl.inline_asm_elementwise(_BF16_PAIR_KEYS, "=r,=r,r,r", [x], dtype=tl.uint32, is_pure=True,
                                          pack=2) | inv_idx.to(tl.uint32)
     else:

@@ -13,6 +13,10 @@ import torch
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+    # Half of the interpreter's time went to re-patching triton.language on every helper call
+    # (sonicsampler/interpreter_speedup.py; tests/test_interpreter_speedup.py checks it changes no result).
+    from sonicsampler import interpreter_speedup  # noqa: E402
+    interpreter_speedup.install()
 
 import pytest  # noqa: E402
 

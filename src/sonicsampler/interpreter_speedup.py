@@ -1,18 +1,29 @@
 """A faster Triton interpreter for the CPU test suite and demonstration (never applied on a GPU path).
 
-Under TRITON_INTERPRET=1, Triton 3.6 re-patches `triton.language` on every call of one @triton.jit
-function from another (`InterpretedFunction.__call__` runs `_patch_lang`, which walks the modules with
-`inspect.getmembers` and wraps each builtin again), although the kernel launch in progress has already
-patched the same modules and will restore them when it ends. Our kernels call small helpers per tile
-and per pass, so that walk took about half of the interpreter's time (cProfile of the long-row
-statistical test: 44 of 90 s) and doubled CI's time.
+Two costs of the interpreter that are not the kernels' work (together, measured below, most of CI's time):
 
-`install()` makes the repeat a no-op while a launch's patches are active: a helper whose language
-modules (`triton.language`, `triton.language.core`) were all patched by the running launch gets an
-empty scope; anything else is patched as before, and the launch's restore (Triton's `finally`) clears
-the record. The wrappers Triton would install again are equal to those in place (same builtins, the
-same global interpreter builder), so kernels compute exactly what they did; tests/test_interpreter_speedup.py
-checks a launch's outputs with and without it.
+1. Under TRITON_INTERPRET=1, Triton 3.6 re-patches `triton.language` on every call of one @triton.jit
+   function from another (`InterpretedFunction.__call__` runs `_patch_lang`, which walks the modules with
+   `inspect.getmembers` and wraps each builtin again), although the kernel launch in progress has already
+   patched the same modules and will restore them when it ends. Our kernels call small helpers per tile
+   and per pass, so that walk took about half of the interpreter's time (cProfile of the long-row
+   statistical test: 44 of 90 s). `install()` makes the repeat a no-op while a launch's patches are
+   active: a helper whose language modules (`triton.language`, `triton.language.core`) were all patched
+   by the running launch gets an empty scope; anything else is patched as before, and the launch's
+   restore (Triton's `finally`) clears the record. The wrappers Triton would install again are equal to
+   those in place (same builtins, the same global interpreter builder).
+
+2. CPython 3.11 keeps frames on a stack of 16 KiB chunks, mapped with mmap when a call does not fit in
+   the current one and unmapped as soon as that call returns. Where a chunk's end falls inside the call
+   chain an interpreted tile operation runs through (a depth that depends on how deep the test's own
+   frames are), every operation maps and unmaps a chunk: one verification test made 1.75 million page
+   faults and spent 10.4 of its 41 s in the kernel (strace: 580 000 mmap/munmap pairs of 16 KiB). So
+   each launch is entered through a frame larger than a chunk (`_FRESH_CHUNK`), which takes a chunk of
+   its own: the launch then starts at the beginning of a new chunk, with 16 KiB for its deepest chain
+   (the same test: 0.4 s in the kernel, 27 s in all).
+
+Neither changes what a kernel computes; tests/test_interpreter_speedup.py checks a launch's outputs
+with and without them.
 
 Not applied on import of the package: tests/conftest.py and the `demo` command call `install()`. It
 does nothing when the running Triton lacks the function it wraps, or when SONICSAMPLER_FAST_INTERPRETER
@@ -26,13 +37,22 @@ import os
 _installed = False
 
 
+# A function whose frame (2100 locals, 8 bytes each) exceeds a 16 KiB chunk of CPython 3.11's frame
+# stack, so that what it calls starts a fresh chunk. Generated: 2100 names are not written out by hand.
+_PAD_LOCALS = 2100
+_namespace: dict = {}
+exec(compile("def _fresh_chunk(fn, args, kwargs):\n    " + " = ".join(f"_v{i}" for i in range(_PAD_LOCALS))
+             + " = None\n    return fn(*args, **kwargs)\n", "<interpreter_speedup>", "exec"), _namespace)
+_FRESH_CHUNK = _namespace["_fresh_chunk"]
+
+
 class _NoChanges:
     def restore(self) -> None:
         pass
 
 
 def install() -> bool:
-    """Wrap the interpreter's `_patch_lang` (idempotent). True when the wrapper is in place."""
+    """Wrap the interpreter's `_patch_lang` and its launches (idempotent). True when in place."""
     global _installed
     if _installed:
         return True
@@ -65,5 +85,12 @@ def install() -> bool:
         return scope
 
     interp._patch_lang = patch_lang_once
+    executor = getattr(interp, "GridExecutor", None)
+    if executor is not None:
+        launch = executor.__call__
+
+        def launch_in_fresh_chunk(self, *args, **kwargs):
+            return _FRESH_CHUNK(launch, (self,) + args, kwargs)
+        executor.__call__ = launch_in_fresh_chunk
     _installed = True
     return True

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -778,6 +778,24 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
+  ncu138)   # run 138 (session 27): Nsight Compute on one 1-row call each of the sampler (standard mix) and the top-k,
+            # where stage 2's ~12 (sampler) and ~8 (top-k) us go now (run 67 was before sessions 8-26): the details
+            # page (stall reasons), then the hot spots by SASS line and by Triton source line (lineinfo)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    echo "ncu: $NCU"; "$NCU" --version | tail -1
+    mkdir -p /tmp/ncu
+    for c in "sample top_p 1" "topk - 1"; do
+        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
+        timeout 200 "$NCU" --profile-from-start off --clock-control none --set full --import-source yes -f \
+            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
+        tail -2 "/tmp/ncu/$name.log"
+        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
+        for view in sass cuda; do
+            "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source $view > "/tmp/ncu/$name.$view.csv" 2>&1
+            python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.$view.csv" 50 >> "$OUT/ncu_hotspots_$view.txt" 2>&1
+        done
+    done
+    tar -czf "$OUT/ncu_csv.tgz" -C /tmp/ncu --exclude='*.ncu-rep' . ; ls -la "$OUT" ;;
   tune137)  # run 137 (session 27): the 1-row table entry (rank/4096/16, run 70) against extract configurations, which
             # since run 70 gained raw-ranked temperature rows (session 24), rows free of the normalizer (25) and
             # the pair keys (26), none of which the rank strategy takes; the current entry twice (noise)

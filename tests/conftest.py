@@ -13,8 +13,9 @@ import torch
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
-    # Half of the interpreter's time went to re-patching triton.language on every helper call
-    # (sonicsampler/interpreter_speedup.py; tests/test_interpreter_speedup.py checks it changes no result).
+    # The interpreter's own costs (triton.language re-patched on every helper call, frame-stack chunks
+    # mapped and unmapped per tile operation) took half of CI's time: sonicsampler/interpreter_speedup.py;
+    # tests/test_interpreter_speedup.py checks it changes no result.
     from sonicsampler import interpreter_speedup  # noqa: E402
     interpreter_speedup.install()
 

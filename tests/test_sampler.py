@@ -835,42 +835,6 @@ def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
         assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
-def test_launches_that_share_nothing_take_no_tickets(monkeypatch):
-    """Device slots (the CUDA-graph path) always launch the SHARED variant, with helper programs below
-    long_chunks rows. A batch none of whose requests may exceed the bound shares nothing: its programs
-    keep their program ids and leave the ticket counters alone (no row waits on the ticket's atomic; run
-    139b). Shown with counters poisoned before such a launch: tokens still equal the reference and the
-    counters are untouched (with tickets, both rows would have drawn helper tickets and served no row).
-    Then a request that may exceed is admitted in a slot: that launch shares, takes tickets from zeroed
-    counters and zeroes them again. (On the CPU, slot tensors count as host values: here they are taken
-    as device slots, as a GPU's would be.)"""
-    monkeypatch.setattr(Sampler, "on_host", staticmethod(lambda values: not torch.is_tensor(values)))
-    gen = torch.Generator().manual_seed(43)
-    logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
-    bounded = [SamplingParams(temperature=0.7, top_k=10, top_p=0.9, seed=600, logprobs=2),
-               SamplingParams(temperature=0.0, seed=601)]
-    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
-    for i, p in enumerate(bounded):
-        s.add_request(i, p)
-    slots = torch.tensor([0, 1])
-    sync = s._scratch.get("sync", 4, torch.int32, logits.device)
-    for poison in ([5, 3, 1, 0], [0, 0, 0, 0]):
-        sync.copy_(torch.tensor(poison, dtype=torch.int32))
-        out = s.sample(logits, slots, torch.tensor([70, 71]))
-        assert s._plan(2, torch.bfloat16, False, 2, False, shared=True)["help"] == 2
-        n_exact, n_equal = check_against_reference(logits, bounded, [70, 71], [[]] * 2, [[]] * 2, out)
-        assert n_exact == 2 and n_equal == 2
-        assert sync.tolist() == poison
-    long_p = SamplingParams(temperature=1.0, top_p=0.9, seed=602, logprobs=2)   # its nucleus exceeds the bound
-    s.remove_request(1)
-    s.add_request(1, long_p)
-    params = [bounded[0], long_p]
-    out = s.sample(logits, slots, torch.tensor([72, 73]))
-    n_exact, n_equal = check_against_reference(logits, params, [72, 73], [[]] * 2, [[]] * 2, out)
-    assert n_exact == 2 and n_equal == 2
-    assert sync.tolist() == [0, 0, 0, 0]
-
-
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_processed_raw_logprobs_rows_stay_exact_without_the_launchers_top_k(dtype):
     """A launch planned without the launcher's raw top-k (raw_rows_processed False: a CUDA graph

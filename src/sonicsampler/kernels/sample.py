@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, shared_long_set, take_ticket
+from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -825,23 +825,21 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
     claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel)."""
     row = tl.program_id(0).to(tl.int64)
+    helper = False
+    if HELPERS:   # implies SHARED
+        row = take_ticket(sync_ptr, n_help)
+        helper = row >= n_rows
     share = row < 0   # false: whether the launch shares passes (a row's set may exceed the bound)
     if SHARED:
         share = batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2)
-    helper = row >= n_rows
-    if HELPERS:   # implies SHARED
-        # Tickets only where passes are shared (every program reads the same `share`): a launch that
-        # shares nothing keeps program ids, so no row waits on the ticket's atomic, and its helpers
-        # leave without touching the counters (which the last launch that shared left at zero).
-        if share:
-            row = take_ticket(sync_ptr, n_help)
-            helper = row >= n_rows
     if helper:
         if share:
             _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                   bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,
                   ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
+        else:
+            leave(sync_ptr, n_help)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,

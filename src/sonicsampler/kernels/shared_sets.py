@@ -30,14 +30,11 @@ SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the
 Only stage 2's SHARED variant, for batches whose requests may have long sets, runs this code; batches
 that cannot compile without it. When the batch has fewer rows than a pass has chunks, n_help more
 programs, past the rows, only help (a lone long row would otherwise run all its chunks itself):
-- Every program of such a launch whose batch shares (batch_may_exceed) takes a ticket from a counter
-  when it starts, and the ticket, not its program id, says which row it serves: tickets 0..n_rows-1
-  serve the rows, the others help. So a helper knows that every row's program is running (took its
-  ticket before), and may wait for all of them to announce themselves (a second counter, after the
-  STARTED state) without assuming that the whole grid fits on the GPU at once. A launch that shares
-  nothing (the CUDA-graph path's usual batch) takes no tickets: its programs keep their ids, its
-  helpers leave at once and the counters stay at zero (the ticket's atomic had cost the row's chain
-  ~1.4 us at 1 row, run 139b). Then it reads the board as any program does.
+- Every program of such a launch takes a ticket from a counter when it starts, and the ticket, not
+  its program id, says which row it serves: tickets 0..n_rows-1 serve the rows, the others help. So a
+  helper knows that every row's program is running (took its ticket before), and may wait for all of
+  them to announce themselves (a second counter, after the STARTED state) without assuming that the
+  whole grid fits on the GPU at once. Then it reads the board as any program does.
 - The last helper to leave zeroes the three counters (tickets, announced, helpers left) for the next
   launch. Only the variant that has helpers (HELPERS in stage 2) compiles their code.
 Rows announce themselves before stage 1's end (the PDL wait), off their critical path: the board is

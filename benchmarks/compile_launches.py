@@ -10,6 +10,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
+    python -m benchmarks.compile_launches standard1_graph 4096 8,8   # ... as the CUDA-graph path launches it
 SASS_DIR=<folder> also writes each launch's disassembly there.
 """
 import os
@@ -151,11 +152,23 @@ def main(what):
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0))
         s.sample(torch.randn(1, v).to(torch.bfloat16), [0], [0])
 
+    def call_standard1_graph():   # standard1 as the CUDA-graph path launches it (device slots: stage 2's SHARED
+        # variant with helpers); CPU slot tensors are taken as device ones, as a GPU's would be
+        orig = Sampler.on_host
+        Sampler.on_host = staticmethod(lambda values: not torch.is_tensor(values))
+        try:
+            s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="rank", emit=16)
+            s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0))
+            s.sample(torch.randn(1, v).to(torch.bfloat16), torch.tensor([0]), torch.tensor([0]))
+        finally:
+            Sampler.on_host = orig
+
     from sonicsampler.kernels.raw_top import raw_top_fill
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
-             "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1}
+             "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
+             "standard1_graph": call_standard1_graph}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
                                      raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)

@@ -55,7 +55,10 @@ def binomial_two_sided(k: int, n: int, p: float) -> float:
 def assert_draws_follow(tokens: torch.Tensor, target: torch.Tensor) -> None:
     """tokens: the n drawn ids; target: the expected probability of every id (length V)."""
     n = int(tokens.numel())
-    counts = torch.bincount(tokens.reshape(-1).cpu(), minlength=target.numel()).tolist()
+    ids = tokens.reshape(-1).cpu()
+    assert int(ids.min()) >= 0 and int(ids.max()) < target.numel(), \
+        f"drawn ids outside the vocabulary 0..{target.numel() - 1}: {ids.min()}..{ids.max()}"
+    counts = torch.bincount(ids, minlength=target.numel()).tolist()
     probs = target.double().cpu().tolist()
     drawn_outside = [t for t, (c, p) in enumerate(zip(counts, probs)) if p == 0.0 and c > 0]
     assert not drawn_outside, f"tokens of probability 0 drawn: {drawn_outside}"

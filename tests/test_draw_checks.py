@@ -1,5 +1,6 @@
 """The statistical tests' distribution check (draw_checks) can fail: exact tails against direct sums,
-a 0.1 shift of probability mass over 800 draws fails it, a token of probability 0 drawn fails it, and
+a 0.1 shift of probability mass over 800 draws fails it, a token of probability 0 drawn or an id past the
+vocabulary fails it, and
 the rare-token count that a z-test misjudged (13 draws expected 3 times) passes."""
 import math
 
@@ -32,6 +33,12 @@ def test_a_token_of_probability_zero_drawn_fails():
     target = torch.tensor([0.5, 0.5, 0.0])
     with pytest.raises(AssertionError, match="probability 0"):
         assert_draws_follow(_draws(target, [400, 399, 1]), target)
+
+
+def test_an_id_outside_the_vocabulary_fails():
+    target = torch.tensor([0.5, 0.5])
+    with pytest.raises(AssertionError, match="outside the vocabulary"):
+        assert_draws_follow(torch.tensor([0, 1, 1, 2]), target)
 
 
 def test_a_rare_token_drawn_a_few_times_more_passes():

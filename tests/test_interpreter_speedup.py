@@ -10,7 +10,10 @@ import sys
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
+from interp_core_only import plus_one
 from sonicsampler import interpreter_speedup
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="interpreter only")
@@ -50,10 +53,29 @@ def _child(fast: bool) -> dict:
 
 
 def test_conftest_installed_the_speedup():
-    assert interpreter_speedup.install()
+    import triton.runtime.interpreter as interp
+    assert interpreter_speedup._installed                      # by conftest, before this test
+    assert interp._patch_lang.__name__ == "patch_lang_once"    # and the interpreter calls the wrapper
+    assert interp.GridExecutor.__call__.__name__ == "launch_in_fresh_chunk"
 
 
 def test_the_speedup_changes_no_output():
     fast, slow = _child(True), _child(False)
     assert fast.pop("fast") is True and slow.pop("fast") is False
     assert fast == slow
+
+
+@triton.jit
+def _store_doubles(o_ptr):
+    tl.store(o_ptr + tl.arange(0, 4), tl.arange(0, 4) * 2)
+
+
+def test_a_host_call_of_a_jit_function_leaves_later_launches_patched():
+    """A jit function called from host code (outside any launch) is patched by Triton and recorded by
+    nothing: launches after it still patch the language modules they need (a first version of the
+    speedup recorded the host call's module and then skipped the second launch's patch)."""
+    assert plus_one(1) == 2
+    for _ in range(2):
+        o = torch.full((4,), -1, dtype=torch.int32)
+        _store_doubles[(1,)](o)
+        assert o.tolist() == [0, 2, 4, 6]

@@ -414,7 +414,7 @@ def test_first_token_is_distributed_as_the_target(bound):
     launch, each with its own position (so its own noise). 100 000 trials on a GPU (run 33);
     under the interpreter 500 for bound 8 and 300 for bound 4 (whose exact passes cost more).
     draw_checks tests each token's count against Binomial(n, p) exactly (two-sided tail >= 1e-7), which
-    flags an error e in a probability p once e > ~5.3 sqrt(p (1 - p) / n): above 0.10 (0.14) for
+    flags an error e in a probability p once e > ~5.3 sqrt(p (1 - p) / n): above 0.10 (0.13) for
     p = 0.25 (250 and 150 trials, and a z-test, before session 27's interpreter_speedup halved their
     cost).
     Bound 8 holds the top-6 set (tiles emit 2 keys, so stage 2's refill runs); with bound 4 the top-6

@@ -7,20 +7,22 @@ Two costs of the interpreter that are not the kernels' work (together, measured 
    `inspect.getmembers` and wraps each builtin again), although the kernel launch in progress has already
    patched the same modules and will restore them when it ends. Our kernels call small helpers per tile
    and per pass, so that walk took about half of the interpreter's time (cProfile of the long-row
-   statistical test: 44 of 90 s). `install()` makes the repeat a no-op while a launch's patches are
-   active: a helper whose language modules (`triton.language`, `triton.language.core`) were all patched
-   by the running launch gets an empty scope; anything else is patched as before, and the launch's
-   restore (Triton's `finally`) clears the record. The wrappers Triton would install again are equal to
-   those in place (same builtins, the same global interpreter builder).
+   statistical test, 40 of its rows: 44 of 90 s). `install()` makes the repeat a no-op while a launch
+   is in progress: a helper whose language modules (`triton.language`, `triton.language.core`) were
+   all patched by the running launch gets an empty scope; anything else is patched as before, and the
+   record is cleared when the launch returns or raises (after Triton's own restore). The wrappers
+   Triton would install again are equal to those in place (same builtins, the same global interpreter
+   builder).
 
 2. CPython 3.11 keeps frames on a stack of 16 KiB chunks, mapped with mmap when a call does not fit in
    the current one and unmapped as soon as that call returns. Where a chunk's end falls inside the call
    chain an interpreted tile operation runs through (a depth that depends on how deep the test's own
    frames are), every operation maps and unmaps a chunk: one verification test made 1.75 million page
    faults and spent 10.4 of its 41 s in the kernel (strace: 580 000 mmap/munmap pairs of 16 KiB). So
-   each launch is entered through a frame larger than a chunk (`_FRESH_CHUNK`), which takes a chunk of
-   its own: the launch then starts at the beginning of a new chunk, with 16 KiB for its deepest chain
-   (the same test: 0.4 s in the kernel, 27 s in all).
+   each launch is entered through a frame larger than a chunk (`_FRESH_CHUNK`, ~16.9 KiB), which gets
+   a chunk of its own (32 KiB): the launch then runs at a fixed offset in that chunk, whatever the
+   caller's depth, with ~15.8 KiB left for its deepest chain (the same test: 0.4 s in the kernel, 27 s
+   in all).
 
 Neither changes what a kernel computes; tests/test_interpreter_speedup.py checks a launch's outputs
 with and without them.
@@ -67,21 +69,17 @@ def install() -> bool:
     if original is None:
         return False
     active: set[int] = set()   # ids of the language modules the launch in progress has patched
+    depth = [0]                # launches in progress (a launch is entered through launch_in_fresh_chunk)
 
     def patch_lang_once(fn):
         langs = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
-        if active and langs <= active:
+        if depth[0] > 0 and langs and langs <= active:
             return _NoChanges()
+        # A launch's own patch, a helper that sees another language module, or a jit function called
+        # from host code (outside any launch: its patches are Triton's business, nothing is recorded).
         scope = original(fn)
-        outermost = not active
-        active.update(langs)
-        if outermost:
-            restore = scope.restore
-
-            def restore_and_forget():
-                active.clear()
-                restore()
-            scope.restore = restore_and_forget
+        if depth[0] > 0:
+            active.update(langs)
         return scope
 
     interp._patch_lang = patch_lang_once
@@ -90,7 +88,13 @@ def install() -> bool:
         launch = executor.__call__
 
         def launch_in_fresh_chunk(self, *args, **kwargs):
-            return _FRESH_CHUNK(launch, (self,) + args, kwargs)
+            depth[0] += 1
+            try:
+                return _FRESH_CHUNK(launch, (self,) + args, kwargs)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    active.clear()   # the launch restored its patches (Triton's finally)
         executor.__call__ = launch_in_fresh_chunk
     _installed = True
     return True

@@ -20,8 +20,10 @@ from .prologue import bits16_to_f32, div_exact, ranking_bits16
 @triton.constexpr_function
 def pair_keys_in_ptx():
     """Whether bf16_tile_keys runs _BF16_PAIR_KEYS: outside the interpreter, for a CUDA target of sm_80 or
-    later (cvt.rn.bf16x2.f32 and fma.rn.bf16x2 need it). Decided per compile from the target Triton
-    compiles for (the launch's device), so an older GPU gets the integer path rather than a ptxas error."""
+    later (cvt.rn.bf16x2.f32 and fma.rn.bf16x2 need it). Decided per compile from the current device's
+    target (Triton's target query), which is the launch's device when Triton compiles at launch, so an
+    older GPU gets the integer path rather than a ptxas error. An ahead-of-time `triton.compile` for
+    another target must answer that query with its target (benchmarks/compile_report.py does)."""
     return not INTERPRETED and cuda_capability_geq(8, 0)
 
 

@@ -15,14 +15,18 @@ from sonicsampler.kernels.topk import topk_stage1, topk_stage2
 
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 TARGET = GPUTarget("cuda", 90, 32)
-# Compile-time target queries (keys.pair_keys_in_ptx) ask the active driver, which a machine without a
-# GPU lacks: answer them with the target compiled for here.
-def _current_target():
-    return TARGET
 
 
-_current_target.__triton_builtin__ = True   # as Triton marks its own, so kernels' cache keys may refer to it
-triton.language.target_info.current_target = _current_target
+def answer_target_queries(target: GPUTarget) -> None:
+    """Compile-time target queries (keys.pair_keys_in_ptx) ask the active driver, which a machine without
+    a GPU lacks: from now on they get `target`, the one compiled for."""
+    def current_target():
+        return target
+    current_target.__triton_builtin__ = True   # as Triton marks its own, so kernels' cache keys may refer to it
+    triton.language.target_info.current_target = current_target
+
+
+answer_target_queries(TARGET)
 
 
 def compile_kernel(fn, signature, constexprs, num_warps, maxnreg=None):

@@ -147,19 +147,18 @@ def main(what):
             s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
-    def call_standard1():         # the standard mix as the table runs it at 1 row (rank, emit 16; `standard1 4096 8,8`)
+    def call_standard1(slots=(0,), positions=(0,)):   # the standard mix as the table runs it at 1 row (rank,
+        # emit 16; `standard1 4096 8,8`)
         s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="rank", emit=16)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0))
-        s.sample(torch.randn(1, v).to(torch.bfloat16), [0], [0])
+        s.sample(torch.randn(1, v).to(torch.bfloat16), slots, positions)
 
     def call_standard1_graph():   # standard1 as the CUDA-graph path launches it (device slots: stage 2's SHARED
         # variant with helpers); CPU slot tensors are taken as device ones, as a GPU's would be
         orig = Sampler.on_host
         Sampler.on_host = staticmethod(lambda values: not torch.is_tensor(values))
         try:
-            s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="rank", emit=16)
-            s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0))
-            s.sample(torch.randn(1, v).to(torch.bfloat16), torch.tensor([0]), torch.tensor([0]))
+            call_standard1(torch.tensor([0]), torch.tensor([0]))
         finally:
             Sampler.on_host = orig
 

@@ -39,6 +39,20 @@ mix_ab() {
     PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$secs" python3 benchmarks/sampler_mix.py --vocab 151936 \
         --out "$OUT/sample_mix_before.csv" "$@"
 }
+# mix_variants LABEL SECONDS "V1 V2 ..." ARGS...: sampler_mix.py (V = 151936) with ARGS once per variant, in
+# order, each step under SECONDS: "-" is the tree's code (labelled LABEL), any other name the snapshot in
+# .ab/NAME/src; each into $OUT/sample_mix_<label or name>.csv (diagnostics of one change against several).
+mix_variants() {
+    local label=$1 secs=$2 variants=$3 v name pp
+    shift 3
+    for v in $variants; do
+        name=$v pp="$PYTHONPATH"
+        if [ "$v" = - ]; then name=$label; else pp="$PWD/.ab/$v/src:$PYTHONPATH"; fi
+        echo "== $name"
+        PYTHONPATH="$pp" timeout "$secs" python3 benchmarks/sampler_mix.py --vocab 151936 \
+            --out "$OUT/sample_mix_$name.csv" "$@"
+    done
+}
 # verify_ab SECONDS ROWS: verification (γ = 3, V = 151936) on the tree's code, then on .ab/old/src
 verify_ab() {
     timeout "$1" python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows "$2" \
@@ -781,11 +795,7 @@ if rows:
   uniform143) # run 143 (a diagnostic): is it the row index coming from the ticket? .ab/diagH/src: the HELPERS compile
              # whose programs still take tickets (the atomic kept) but serve rows by program id (so the row is the
              # program id, as without HELPERS; wrong for long rows, none here); the tree before and after, 1 row
-    for v in "" diagH ""; do
-        echo "== ${v:-tree}"
-        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 120 python3 benchmarks/sampler_mix.py --vocab 151936 \
-            --out "$OUT/sample_mix_${v:-tree}.csv" --rows 1 --mix top_p,heavy --budget-ms 20
-    done ;;
+    mix_variants tree 120 "- diagH -" --rows 1 --mix top_p,heavy --budget-ms 20 ;;
   helpers142) # run 142 (a diagnostic): what the 1-row launch's helper programs cost by their number. The tree with
              # long_chunks 4 / 8 / 16 (3 / 7 / 15 helpers; the chunks of a long pass change too, unused here), then
              # .ab/diagG/src: the HELPERS compile launched with no helper (n_help 0 at run time); standard mix, 1 row
@@ -798,11 +808,7 @@ if rows:
   codesize141) # run 141 (a diagnostic): is the 1-row HELPERS launch's ~1.4 us (run 139b) its code? .ab/diagE/src: helpers
              # launched and taking tickets as before, but their copy of the passes (`_help`) compiled out; the tree
              # before and after it, the standard mix at 1 row
-    for v in "" diagE ""; do
-        echo "== ${v:-tree}"
-        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 120 python3 benchmarks/sampler_mix.py --vocab 151936 \
-            --out "$OUT/sample_mix_${v:-tree}.csv" --rows 1 --mix top_p,heavy --budget-ms 20
-    done ;;
+    mix_variants tree 120 "- diagE -" --rows 1 --mix top_p,heavy --budget-ms 20 ;;
   tickets140) # run 140 (session 27; the change was reverted after it): a launch that shares nothing takes no tickets (kernels/sample.py: the batch's
              # MAY_EXCEED bits read first; rows keep their program ids, helpers leave at once). The standard and
              # heavy mixes against the code before (.ab/old/src), then the standard mix again, alternating
@@ -817,11 +823,7 @@ if rows:
              # without helper programs (the row programs alone, no ticket); .ab/diagB/src: SHARED with helpers, the
              # batch's MAY_EXCEED bits not read (share forced false); .ab/diag/src: not SHARED (run 139); the standard
              # mix on each, the tree first and last
-    for v in "" diagA diagB diag ""; do
-        echo "== ${v:-new}"
-        PYTHONPATH="${v:+$PWD/.ab/$v/src:}$PYTHONPATH" timeout 100 python3 benchmarks/sampler_mix.py --vocab 151936 \
-            --out "$OUT/sample_mix_${v:-new}.csv" --rows 1,32,128 --mix top_p --budget-ms 20
-    done ;;
+    mix_variants new 100 "- diagA diagB diag -" --rows 1,32,128 --mix top_p --budget-ms 20 ;;
   shared139) # run 139 (session 27, a timing diagnostic): what stage 2's SHARED variant costs the graph path's batches
             # that never need it. Device slots (CUDA graphs) always take it (a graph captured before a request that
             # may exceed the bound must still sample it exactly); run 138 showed its 1-row launch as 16 programs of

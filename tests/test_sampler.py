@@ -813,12 +813,12 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     assert passes == ([3, 7, 3, 3, 7, 7] if bounds == "held" else [6, 10, 6, 6, 10, 10])
 
 
-def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
+def test_helper_programs_share_a_lone_long_row_over_launches():
     """A batch with fewer rows than a pass has chunks launches helper-only stage-2 programs
-    (kernels/shared_sets.py): here 2 rows and 4 chunks, so 2 helpers. Tokens and log-probabilities equal
-    the reference's over two launches, and after each launch the counters that hand out the programs'
-    tickets are back at zero (else the next launch's programs would all take helper tickets and wait
-    for rows that no program serves)."""
+    (kernels/shared_sets.py): here 2 rows and 4 chunks, so 2 helpers, at program ids 2 and 3. Tokens and
+    log-probabilities equal the reference's over three launches, each row's board ends DONE (which no
+    program waits on), and the second launch starts from a board poisoned with another launch's states
+    (DONE, and 0 for a fresh board)."""
     gen = torch.Generator().manual_seed(37)
     logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
     params = [SamplingParams(temperature=1.0, top_p=0.9, seed=500, logprobs=3),
@@ -827,12 +827,16 @@ def test_helper_programs_share_a_lone_long_row_and_reset_their_counters():
     for i, p in enumerate(params):
         s.add_request(i, p)
     assert s._plan(2, torch.bfloat16, False, 3, False, shared=True)["help"] == 2
-    for step in range(2):
+    board = s._plan(2, torch.bfloat16, False, 3, False, shared=True)["scratch"]["board"]
+    done = shared_sets.DONE.value
+    for step, stale in enumerate((None, (done, 0), (0, done))):
+        if stale is not None:
+            board[:: shared_sets.BOARD_W.value][:2] = torch.tensor(stale, dtype=board.dtype)
         positions = [60 + step, 61 + step]
         out = s.sample(logits, [0, 1], positions)
         n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * 2, [[]] * 2, out)
         assert n_exact == 2 and n_equal == 2
-        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
+        assert board[:: shared_sets.BOARD_W.value][:2].tolist() == [done, done]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
@@ -865,9 +869,9 @@ def test_processed_raw_logprobs_rows_stay_exact_without_the_launchers_top_k(dtyp
         assert n_exact == n
 
 
-def test_helper_launches_whose_rows_point_at_no_slot_end_and_reset():
+def test_helper_launches_whose_rows_point_at_no_slot_end():
     """Warm-up launches the SHARED variants with rows that point at no slot (all invalid): with helper
-    programs too, every launch ends, its rows come out invalid, and the counters are back at zero."""
+    programs too, every launch ends and its rows come out invalid."""
     s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
     plan = s._plan(2, torch.bfloat16, False, 0, False, shared=True)
     assert plan["help"] == 2
@@ -876,15 +880,13 @@ def test_helper_launches_whose_rows_point_at_no_slot_end_and_reset():
     for _ in range(2):
         out = s._launch(plan, logits, nowhere, torch.zeros(2, dtype=torch.int64), None)
         assert out.tokens.tolist() == [-1, -1] and not bool(out.valid.any())
-        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
 def test_shared_launches_without_a_row_that_may_exceed_the_bound_share_nothing():
     """Stage 2's SHARED variant (every CUDA-graph launch takes it) reads the batch's MAY_EXCEED bits
     first: with none set, no row announces itself or touches the board and the helpers leave at once
     (the board, poisoned here, is left as it was); with one set, the rows use the board (every state
-    ends DONE). Both batches give the reference's tokens and log-probabilities, and the ticket
-    counters are back at zero after each launch."""
+    ends DONE). Both batches give the reference's tokens and log-probabilities."""
     gen = torch.Generator().manual_seed(43)
     logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
     bounded = [SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=600 + i, logprobs=2) for i in range(2)]
@@ -905,7 +907,6 @@ def test_shared_launches_without_a_row_that_may_exceed_the_bound_share_nothing()
         assert n_exact == 2 and n_equal == 2
         states = board[:: shared_sets.BOARD_W.value][:2].tolist()
         assert states == ([shared_sets.DONE.value] * 2 if share else [7, 7]), (slots, states)
-        assert s._scratch.get("sync", 4, torch.int32, logits.device).tolist() == [0, 0, 0, 0]
 
 
 def test_batches_that_may_hold_long_rows_share_their_passes():

@@ -475,7 +475,7 @@ class Sampler:
                 sc["stats"], sc["best"], sc["best_idx"], sc["refill"], plan["z"], result.tokens, result.valid.view(i8),
                 result.logprob, top_ids, top_lp, result.exact.view(i8), result.dropped_mass, sc["raw_lse"], n_top,
                 d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["part"], sc["tb"], n,
-                plan["help"], sc["sync"], self.long_claim)
+                plan["help"], self.long_claim)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
         """Refuse logits the kernels cannot take, before anything is launched: (rows, V) shape (rows
@@ -594,8 +594,7 @@ class Sampler:
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
-                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
-                   "sync": sc.get("sync", 4, torch.int32, dev, zeroed=True)}
+                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,

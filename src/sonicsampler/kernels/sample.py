@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, leave, shared_long_set, take_ticket
+from .shared_sets import announce, batch_may_exceed, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -808,7 +808,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim,
+                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, claim,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr,
@@ -826,20 +826,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
-    if HELPERS:   # implies SHARED
-        row = take_ticket(sync_ptr, n_help)
+    if HELPERS:   # implies SHARED; the programs past the rows only help
         helper = row >= n_rows
     share = row < 0   # false: whether the launch shares passes (a row's set may exceed the bound)
     if SHARED:
         share = batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2)
     if helper:
         if share:
-            _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+            _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                   bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2,
                   ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
-        else:
-            leave(sync_ptr, n_help)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
@@ -849,14 +846,14 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                     tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                     raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim, share,
+                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS)
 
 
 @triton.jit
-def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
+def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
@@ -866,7 +863,7 @@ def _help(row, sync_ptr, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_
     no = row < 0
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
-        row, n_rows, n_help, sync_ptr, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
+        row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
@@ -881,7 +878,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                 tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                 raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, sync_ptr, claim, share,
+                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, claim, share,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 IS_BF16: tl.constexpr,
@@ -900,7 +897,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         if share:
             # Other programs may wait for this row's decision. Before the wait: the board is this stage's
             # own (the previous launch's stage 2 finished before this launch's stage 1 began).
-            announce(board_ptr, row, sync_ptr, n_help)
+            announce(board_ptr, row)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
@@ -938,7 +935,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             top_p = tl.load(top_p_ptr + slot)
             p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
-                row, n_rows, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m0, top_p,
+                row, n_rows, n_help, claim, long_set, search_k, search_p, thr, m0, top_p,
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,

@@ -30,15 +30,20 @@ SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the
 Only stage 2's SHARED variant, for batches whose requests may have long sets, runs this code; batches
 that cannot compile without it. When the batch has fewer rows than a pass has chunks, n_help more
 programs, past the rows, only help (a lone long row would otherwise run all its chunks itself):
-- Every program of such a launch takes a ticket from a counter when it starts, and the ticket, not
-  its program id, says which row it serves: tickets 0..n_rows-1 serve the rows, the others help. So a
-  helper knows that every row's program is running (took its ticket before), and may wait for all of
-  them to announce themselves (a second counter, after the STARTED state) without assuming that the
-  whole grid fits on the GPU at once. Then it reads the board as any program does.
-- The last helper to leave zeroes the three counters (tickets, announced, helpers left) for the next
-  launch. Only the variant that has helpers (HELPERS in stage 2) compiles their code.
-Rows announce themselves before stage 1's end (the PDL wait), off their critical path: the board is
-stage 2's own, and the previous launch's stage 2 finished before this launch's stage 1 began.
+- Rows are served by program ids 0..n_rows-1, helpers have the ids after them. A helper is optional:
+  it never waits for a row whose program might not be running, and it leaves once it sees no row
+  STARTED or posted. Rows announce themselves (STARTED) before stage 1's end (the PDL wait), off their
+  critical path, and helpers read the board only after it, so a helper normally finds every row
+  already STARTED (the GPU dispatches the rows' lower program ids first). A helper that finds none
+  (their programs not dispatched yet, or already done) looks again a few times, then leaves; a long
+  row it missed runs its chunks itself. The board is stage 2's own: the previous launch's stage 2
+  finished before this launch's stage 1 began, and left every row it used DONE, which no program
+  waits on.
+- Nothing is counted per launch, so nothing needs resetting between launches. (Until session 28 every
+  program took a ticket from a counter, and the ticket said which row it served, so that helpers could
+  wait for every row; the ticket's row index was not uniform for ptxas, and cost the 1-row launch
+  ~0.5 µs, PERFORMANCE.md run 143.) Only the variant that has helpers (HELPERS in stage 2) compiles
+  their code.
 The results are the same with or without helpers: the chunks and their reduction order are the same.
 """
 import triton
@@ -61,20 +66,10 @@ DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
 POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 
 
-# The launch's counters (sync_ptr): tickets taken, rows announced, helpers left.
-TICKETS = tl.constexpr(0)
-ANNOUNCED = tl.constexpr(1)
-LEFT = tl.constexpr(2)
-
-
-@triton.jit
-def take_ticket(sync_ptr, n_help):
-    """The row this program serves (n_rows and above: a helper only): its ticket when the launch has
-    helpers, else its program id."""
-    row = tl.program_id(0).to(tl.int64)
-    if n_help > 0:
-        row = tl.atomic_add(sync_ptr + TICKETS, 1, sem="relaxed").to(tl.int64)
-    return row
+# How many times a helper that has seen no row running looks at the board again before it leaves
+# (each look is a round of loads past L1, ~0.5 us): long enough for a row's program dispatched just
+# after it to announce itself.
+HELPER_LOOKS = tl.constexpr(8)
 
 
 @triton.jit
@@ -98,22 +93,10 @@ def batch_may_exceed(slots_ptr, flags_ptr, n_rows, max_slots, ROWS_LOG2: tl.cons
 
 
 @triton.jit
-def leave(sync_ptr, n_help):
-    """A helper is done. The last to leave zeroes the counters for the next launch: every row took its
-    ticket (and counted itself announced, if it does) before any helper started, and rows touch them
-    no more."""
-    left = tl.atomic_add(sync_ptr + LEFT, 1, sem="acq_rel")
-    if left == n_help - 1:
-        tl.store(sync_ptr + tl.arange(0, 4), tl.zeros((4,), tl.int32), mask=tl.arange(0, 4) < 3)
-
-
-@triton.jit
-def announce(board_ptr, row, sync_ptr, n_help):
-    """First thing in a row's program: other programs wait for a STARTED row to decide. With helpers,
-    count the row announced (after its state: helpers read the board once every row has)."""
-    tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="release")
-    if n_help > 0:
-        tl.atomic_add(sync_ptr + ANNOUNCED, 1, sem="release")
+def announce(board_ptr, row):
+    """First thing in a row's program: helpers help while some row is STARTED or posted. It publishes
+    no data (the pass's parameters are released with the post)."""
+    tl.atomic_xchg(board_ptr + row * BOARD_W, STARTED, sem="relaxed")
 
 
 @triton.jit
@@ -189,7 +172,7 @@ def _claim(claim, nch, free, progs):
 
 
 @triton.jit
-def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
+def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
@@ -241,12 +224,10 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
               thr, m, f_hi_k, target_k, f_hi, target)
     elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
-    if row >= n_share:
-        # A helper reads the board once every row has announced itself (its program runs already:
-        # take_ticket), so that a row's DONE from the previous launch is not taken for this one's.
-        announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
-        while announced < n_share:
-            announced = tl.atomic_add(sync_ptr + ANNOUNCED, 0, sem="acquire")
+    # Whether this program has seen a row running: a helper that has not looks at the board up to
+    # HELPER_LOOKS times (looks) before it leaves (module docstring).
+    seen = row < n_share
+    looks = tl.zeros((), tl.int32)
     # A lone row that is not long has no one to help: it skips the board (its helpers still read it).
     go = (phase < 3) | (n_share > 1) | (row >= n_share)
     while go:
@@ -328,12 +309,13 @@ def shared_long_set(row, n_share, n_help, sync_ptr, claim, long_set, search_k, s
                     if c < nch:
                         wr, wi, wc, wn = r1, w - POSTED, c, tl.minimum(g, nch - c)
             elif (pending == 0) & (phase == 3):
-                go = phase > 3
+                looks += 1
+                if seen | (looks >= HELPER_LOOKS):
+                    go = phase > 3
+            seen = seen | (pending != 0)
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
                        HAS_MASK, MAX_BIAS)
-    if row >= n_share:
-        leave(sync_ptr, n_help)
     return drawn, log_final, target

@@ -1,4 +1,5 @@
 """Launch-configuration lookup: measured table entries, nearest vocabulary bucket, explicit override."""
+import dataclasses
 import importlib
 
 import torch
@@ -134,3 +135,17 @@ def test_a_gpu_without_a_measured_table_is_told():
         assert table_mod.entries("sample", "sm90")   # a measured table loads without a word
     assert not seen
     table_mod.entries.cache_clear()
+
+
+def test_shipped_sample_table_keeps_stage_two_in_one_wave_up_to_256_rows(monkeypatch):
+    """The H100's sample table (tables/sample_sm90.json): stage 2 holds a whole SM per row at 255
+    registers, so 129-256 rows take the 256-row point, capped at 128 registers (two programs per SM:
+    one wave; runs 147-148), and larger batches go back to 255, which won at 512 rows."""
+    monkeypatch.setattr(table_mod, "arch", lambda device: "sm90")
+    table_mod._nearest.cache_clear()
+    dev = torch.device("cpu")
+    caps = {n: sample_config(dev, 151936, n).regs2 for n in (1, 32, 128, 129, 256, 257, 512, 1024)}
+    assert caps == {1: 0, 32: 255, 128: 255, 129: 128, 256: 128, 257: 255, 512: 255, 1024: 255}
+    # the same launch otherwise
+    assert dataclasses.replace(sample_config(dev, 151936, 256), regs2=255) == sample_config(dev, 151936, 128)
+    table_mod._nearest.cache_clear()

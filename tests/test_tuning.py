@@ -148,4 +148,7 @@ def test_shipped_sample_table_keeps_stage_two_in_one_wave_up_to_256_rows(monkeyp
     assert caps == {1: 0, 32: 255, 128: 255, 129: 128, 256: 128, 257: 255, 512: 255, 1024: 255}
     # the same launch otherwise
     assert dataclasses.replace(sample_config(dev, 151936, 256), regs2=255) == sample_config(dev, 151936, 128)
+    # stage 1 capped at 96 registers from 33 rows up (runs 150-150b), penalised batches at 128 as before
+    assert [sample_config(dev, 151936, n).stage1_regs(False) for n in (32, 33, 128, 512)] == [128, 96, 96, 96]
+    assert [sample_config(dev, 151936, n).stage1_regs(True) for n in (32, 128, 512)] == [160, 128, 128]
     table_mod._nearest.cache_clear()

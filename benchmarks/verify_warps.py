@@ -39,7 +39,7 @@ def main():
         for c in configs:
             w2, cap2 = (int(t) for t in c.split("x"))
             probe = Sampler(a.vocab, b, "cuda")
-            table = probe.launch_config(b * (a.gamma + 1))
+            table = probe.launch_config(b * (a.gamma + 1), verify=True)
             s = Sampler(a.vocab, b, "cuda", warps=(table.warps1, w2), regs=(table.regs1 or 0, cap2))
             for i in range(b):
                 s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))

@@ -151,4 +151,37 @@ def test_shipped_sample_table_keeps_stage_two_in_one_wave_up_to_256_rows(monkeyp
     # stage 1 capped at 96 registers from 33 rows up (runs 150-150b), penalised batches at 128 as before
     assert [sample_config(dev, 151936, n).stage1_regs(False) for n in (32, 33, 128, 512)] == [128, 96, 96, 96]
     assert [sample_config(dev, 151936, n).stage1_regs(True) for n in (32, 128, 512)] == [160, 128, 128]
+    # verification's stage 1 (more live values: the pending drafts' counts) keeps 128 (run 151)
+    assert [sample_config(dev, 151936, n).stage1_regs(False, verify=True) for n in (32, 128, 256, 512)] \
+        == [128, 128, 128, 128]
+    assert sample_config(dev, 151936, 128).stage1_regs(True, verify=True) == 128
+    table_mod._nearest.cache_clear()
+
+
+def test_verification_plans_take_the_verify_cap(monkeypatch):
+    """Sampler.verify plans its launches with verify=True, so that its stage 1 takes the table's
+    regs1_verify; Sampler.sample does not. With the sm90 table, the two plans' stage-1 caps differ at 128
+    rows (96 for the sampler, 128 for verification: run 151)."""
+    from sonicsampler import Sampler, SamplingParams
+    from sonicsampler.sampler import Sampler as S
+    seen = []
+    real = S._plan
+
+    def spy(self, *a, **kw):
+        seen.append(kw.get("verify", False))
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(S, "_plan", spy)
+    v = 64
+    s = Sampler(v, 1, "cpu", bound=8, block=32)
+    s.add_request(0, SamplingParams(temperature=0.7, top_k=4, seed=1))
+    logits = torch.randn(2, v).to(torch.bfloat16)
+    s.verify(logits, torch.tensor([[3]]), [0], [0])
+    s.sample(logits[:1], [0], [1])
+    assert seen == [True, False]
+    monkeypatch.setattr(S, "_plan", real)
+    use_table(monkeypatch, table_mod.entries.__wrapped__("sample", "sm90"))
+    t = Sampler(151936, 128, "cpu")
+    caps = [t._plan(128, torch.bfloat16, False, 0, False, verify=verify)["const1"].get("maxnreg") for verify in (False, True)]
+    assert caps == [96, 128]
     table_mod._nearest.cache_clear()

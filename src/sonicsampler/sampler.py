@@ -186,7 +186,7 @@ class Sampler:
                 for penalised in ((True,) if grammar else (False, True)):
                     for n_top, raw in tops:
                         n = b * (gamma + 1)
-                        plan = self._plan(n, dtype, grammar, n_top, raw, penalised=penalised)
+                        plan = self._plan(n, dtype, grammar, n_top, raw, penalised=penalised, verify=True)
                         for kind in drafts:
                             # γ is a launch argument Triton specialises on (1, multiples of 16) too
                             reps.setdefault((self._warm_key(plan, n, n_top, raw), gamma, kind),
@@ -396,7 +396,7 @@ class Sampler:
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
         t, v = self.table, self.vocab_size
-        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared = plan["key"]
+        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared, _verify = plan["key"]
         dev = t.device
         # One allocation per output (the kernels write every element): each is a single tensor
         # operation, where carving the outputs from three allocations took fourteen (slices and views,
@@ -553,28 +553,29 @@ class Sampler:
         shared = self.exact_untruncated and any(t.host_flags[s] & bits.MAY_EXCEED for s in rows)
         return n_top, raw_rows_processed, penalised, shared
 
-    def launch_config(self, rows: int, penalised: bool = False) -> SampleConfig:
+    def launch_config(self, rows: int, penalised: bool = False, verify: bool = False) -> SampleConfig:
         """The launch configuration for `rows` rows: the measured table's (tuning/sample_config.py),
-        with this Sampler's overrides applied; `penalised` batches take the table's stage-1 register
-        cap for them (SampleConfig.regs1_penalised)."""
+        with this Sampler's overrides applied; `penalised` batches and verification's launches (`verify`)
+        take the table's stage-1 register caps for them (SampleConfig.stage1_regs)."""
         cfg = sample_config(self.table.device, self.vocab_size, rows)
         return SampleConfig(max(self.block or cfg.block, 4 * self.bound), min(self.emit or cfg.emit, self.bound),
                             *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy,
-                            *(self.regs or (cfg.stage1_regs(penalised), cfg.regs2)))
+                            *(self.regs or (cfg.stage1_regs(penalised, verify), cfg.regs2)))
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
-              penalised: bool = False, shared: bool = False) -> dict:
+              penalised: bool = False, shared: bool = False, verify: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
         combination so that a step's host work is the launches themselves. shared: a row's set may
-        exceed the bound; stage 2's SHARED variant then runs the exact passes, shared by its programs."""
+        exceed the bound; stage 2's SHARED variant then runs the exact passes, shared by its programs.
+        verify: the plan of verification's launches (its own stage-1 register cap, launch_config)."""
         shared = shared and self.exact_untruncated   # the bounded approximation has no passes to share
-        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared)
+        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared, verify)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
         t, v, dev = self.table, self.vocab_size, self.table.device
         c = self.bound
-        cfg = self.launch_config(n, penalised)
+        cfg = self.launch_config(n, penalised, verify)
         block, e, warps = cfg.block, cfg.emit, (cfg.warps1, cfg.warps2)
         m = 4 * e
         z = -(-v // block)

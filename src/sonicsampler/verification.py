@@ -217,7 +217,8 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         n_top, raw_rows_processed = _tops
     # The Sampler's own launch plan for B*(γ+1) rows: configuration, scratch, constexprs; and
     # verification's own part of it.
-    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised)
+    plan = sampler._plan(n, target_logits.dtype, has_mask, n_top, raw_rows_processed, penalised=penalised,
+                         verify=True)
     vp = _launch_plan(sampler, plan, bsz, g, kind, dev)
     if out is None:
         tokens, n_emit, n_acc, valid, exact, logprob, top_ids, top_lp = _new_outputs(bsz, g, n_top, dev, vp["no_top"])

@@ -33,10 +33,21 @@ class SampleConfig:
     # 32 rows 52.6 / 52.9 us under 128 registers against 47.9 under 160 (48.3 uncapped), where the
     # standard mix prefers 128 (run 70: 27.6 against 28.5 us).
     regs1_penalised: int | None = None
+    # Stage 1's cap in verification's launches (None: as the sampler's). Its compile (PENDING) also counts
+    # each row's earlier draft tokens for the penalties and holds more live values: runs 150-151 capped the
+    # sampler's stage 1 at 96 from 33 rows up (the standard case 54.0 -> 52.7 us at 128 rows), where the
+    # same cap took verification γ = 3 from 58.9 / 97.9 / 207.4 to 75.4 / 132.1 / 274.0 us at B = 32 / 64 /
+    # 128.
+    regs1_verify: int | None = None
 
-    def stage1_regs(self, penalised: bool) -> int:
-        """Stage 1's register cap for a batch with (penalised) or without penalties, bias or mask."""
-        return self.regs1 if not penalised or self.regs1_penalised is None else self.regs1_penalised
+    def stage1_regs(self, penalised: bool, verify: bool = False) -> int:
+        """Stage 1's register cap for a batch with (penalised) or without penalties, bias or mask, in the
+        sampler's launches or (verify) in verification's."""
+        if penalised and self.regs1_penalised is not None:
+            return self.regs1_penalised
+        if verify and self.regs1_verify is not None:
+            return self.regs1_verify
+        return self.regs1
 
 
 # Past its largest row bound the table's last entry still applies if that bound is a batch of at least
@@ -55,4 +66,4 @@ def sample_config(device: torch.device, vocab: int, rows: int) -> SampleConfig:
     # 46.6 us at B = 1, more than at V = 151936 (38.3; run 29).
     block, emit = fit_entry(vocab, e["block"], e.get("emit", 32))
     return SampleConfig(block, emit, e.get("warps1", 8), e.get("warps2", 8), e.get("strategy", "bitonic"),
-                        e.get("regs1", 0), e.get("regs2", 0), e.get("regs1_penalised"))
+                        e.get("regs1", 0), e.get("regs2", 0), e.get("regs1_penalised"), e.get("regs1_verify"))

@@ -817,8 +817,11 @@ def test_helper_programs_share_a_lone_long_row_over_launches():
     """A batch with fewer rows than a pass has chunks launches helper-only stage-2 programs
     (kernels/shared_sets.py): here 2 rows and 4 chunks, so 2 helpers, at program ids 2 and 3. Tokens and
     log-probabilities equal the reference's over three launches, each row's board ends DONE (which no
-    program waits on), and the second launch starts from a board poisoned with another launch's states
-    (DONE, and 0 for a fresh board)."""
+    program waits on), and the second and third launches start from boards poisoned with other launches'
+    states (DONE, and 0 for a fresh board). Under the interpreter the programs run in program-id order,
+    so the helpers come after the rows, find them DONE and leave after their looks: this checks that a
+    late helper ends and changes nothing; helpers that do share chunks are checked on the GPU
+    (`benchmarks/check_sampler_gpu.py long_shared`, each long row bitwise equal alone and in a batch)."""
     gen = torch.Generator().manual_seed(37)
     logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
     params = [SamplingParams(temperature=1.0, top_p=0.9, seed=500, logprobs=3),

@@ -34,7 +34,7 @@ programs, past the rows, only help (a lone long row would otherwise run all its 
   it never waits for a row whose program might not be running, and it leaves once it sees no row
   STARTED or posted. Rows announce themselves (STARTED) before stage 1's end (the PDL wait), off their
   critical path, and helpers read the board only after it, so a helper normally finds every row
-  already STARTED (the GPU dispatches the rows' lower program ids first). A helper that finds none
+  already STARTED (GPUs usually dispatch lower program ids first; nothing depends on it but speed). A helper that finds none
   (their programs not dispatched yet, or already done) looks again a few times, then leaves; a long
   row it missed runs its chunks itself. The board is stage 2's own: the previous launch's stage 2
   finished before this launch's stage 1 began, and left every row it used DONE, which no program

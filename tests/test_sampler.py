@@ -938,7 +938,7 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
     assert wide["help"] == 0 and plan["const2"]["HELPERS"] and not wide["const2"]["HELPERS"]
     fresh = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
     fresh.warmup(2)   # nothing admitted: the interpreter compiles nothing, but the plans are made
-    assert {k[7] for k in fresh._plans} == {False, True}   # the plans' `shared` (Sampler._plan's key)
+    assert {k.shared for k in fresh._plans} == {False, True}
     # Device slots (the CUDA-graph path: the batch's requests are unknown on the host) always share
     # the passes, so that a graph captured before a request that may exceed the bound was admitted
     # samples it exactly; host slots share only when a row's request may exceed it.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from typing import NamedTuple
 
 import torch
 
@@ -157,7 +158,7 @@ class Sampler:
         if _WARMUP_LAUNCHES:
             t, dev = self.table, self.table.device
             for plan in variants.values():
-                n = plan["key"][0]
+                n = plan["key"].n
                 logits = torch.zeros(n, self.vocab_size, dtype=dtype, device=dev)
                 nowhere = torch.full((n,), t.max_slots, dtype=torch.int64, device=dev)   # no slot: invalid rows
                 mask = torch.zeros(n, t.words, dtype=torch.int32, device=dev) if grammar else None
@@ -396,7 +397,9 @@ class Sampler:
     def _launch(self, plan: dict, logits, slots_dev, pos_dev, grammar_bitmask, out=None) -> SampleOutput:
         """sample's outputs and two launches for a plan (checked inputs, device slots and positions)."""
         t, v = self.table, self.vocab_size
-        n, _dtype, _mask, n_top, raw_rows_processed, return_draft_probs, _penalised, shared, _verify = plan["key"]
+        pk = plan["key"]
+        n, n_top, raw_rows_processed, return_draft_probs, shared = pk.n, pk.n_top, pk.raw_rows_processed, pk.draft, \
+            pk.shared
         dev = t.device
         # One allocation per output (the kernels write every element): each is a single tensor
         # operation, where carving the outputs from three allocations took fourteen (slices and views,
@@ -465,7 +468,7 @@ class Sampler:
         kernel never touches those pointers: any tensors of their dtypes do. The bool outputs go as the
         int8 views the kernel stores (same addresses)."""
         t, sc, i8 = self.table, plan["scratch"], torch.int8
-        n, n_top = plan["key"][0], plan["key"][3]
+        n, n_top = plan["key"].n, plan["key"].n_top
         top_ids, top_lp = (result.top_token_ids, result.top_logprobs) if n_top else plan["no_top"]
         d = result.draft_probs
         d_ids, d_probs, d_complete = (d.token_ids, d.probs, d.complete) if d is not None else \
@@ -569,7 +572,7 @@ class Sampler:
         exceed the bound; stage 2's SHARED variant then runs the exact passes, shared by its programs.
         verify: the plan of verification's launches (its own stage-1 register cap, launch_config)."""
         shared = shared and self.exact_untruncated   # the bounded approximation has no passes to share
-        key = (n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared, verify)
+        key = PlanKey(n, dtype, has_mask, n_top, raw_rows_processed, draft, penalised, shared, verify)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
@@ -692,6 +695,19 @@ def _raw_top_variant(device, vocab: int, n: int, n_top: int, raw: bool) -> tuple
     if not (raw and n_top > 0):
         return ()
     return topk_config(device, vocab, n), int_spec(n_top), stage2_options(device, n, "topk")["PDL"]
+
+
+class PlanKey(NamedTuple):
+    """What a launch plan (Sampler._plan) is computed for: one plan per distinct key."""
+    n: int                      # rows
+    dtype: torch.dtype          # the logits'
+    has_mask: bool              # a grammar bitmask
+    n_top: int                  # top-n log-probabilities' width
+    raw_rows_processed: bool    # the launcher's raw top-k serves rows with penalties, bias or a mask
+    draft: bool                 # draft distributions returned
+    penalised: bool             # stage 1's cap for penalised batches
+    shared: bool                # stage 2's SHARED variant (rows beyond the bound share their passes)
+    verify: bool                # verification's launches (their own stage-1 cap)
 
 
 def _variant(plan: dict) -> tuple:

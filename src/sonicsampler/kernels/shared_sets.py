@@ -34,11 +34,11 @@ programs, past the rows, only help (a lone long row would otherwise run all its 
   it never waits for a row whose program might not be running, and it leaves once it sees no row
   STARTED or posted. Rows announce themselves (STARTED) before stage 1's end (the PDL wait), off their
   critical path, and helpers read the board only after it, so a helper normally finds every row
-  already STARTED (GPUs usually dispatch lower program ids first; nothing depends on it but speed). A helper that finds none
-  (their programs not dispatched yet, or already done) looks again a few times, then leaves; a long
-  row it missed runs its chunks itself. The board is stage 2's own: the previous launch's stage 2
-  finished before this launch's stage 1 began, and left every row it used DONE, which no program
-  waits on.
+  already STARTED (GPUs usually dispatch lower program ids first; nothing but speed depends on it).
+  A helper that finds none (their programs not dispatched yet, or already done) looks again a few
+  times, then leaves; a long row it missed runs its chunks itself. The board is stage 2's own: the
+  previous launch's stage 2 finished before this launch's stage 1 began, and left every row it used
+  DONE, which no program waits on.
 - Nothing is counted per launch, so nothing needs resetting between launches. (Until session 28 every
   program took a ticket from a counter, and the ticket said which row it served, so that helpers could
   wait for every row; the ticket's row index was not uniform for ptxas, and cost the 1-row launch

@@ -163,15 +163,14 @@ def test_verification_plans_take_the_verify_cap(monkeypatch):
     regs1_verify; Sampler.sample does not. With the sm90 table, the two plans' stage-1 caps differ at 128
     rows (96 for the sampler, 128 for verification: run 151)."""
     from sonicsampler import Sampler, SamplingParams
-    from sonicsampler.sampler import Sampler as S
     seen = []
-    real = S._plan
+    real = Sampler._plan
 
     def spy(self, *a, **kw):
         seen.append(kw.get("verify", False))
         return real(self, *a, **kw)
 
-    monkeypatch.setattr(S, "_plan", spy)
+    monkeypatch.setattr(Sampler, "_plan", spy)
     v = 64
     s = Sampler(v, 1, "cpu", bound=8, block=32)
     s.add_request(0, SamplingParams(temperature=0.7, top_k=4, seed=1))
@@ -179,9 +178,10 @@ def test_verification_plans_take_the_verify_cap(monkeypatch):
     s.verify(logits, torch.tensor([[3]]), [0], [0])
     s.sample(logits[:1], [0], [1])
     assert seen == [True, False]
-    monkeypatch.setattr(S, "_plan", real)
+    monkeypatch.setattr(Sampler, "_plan", real)
     use_table(monkeypatch, table_mod.entries.__wrapped__("sample", "sm90"))
     t = Sampler(151936, 128, "cpu")
-    caps = [t._plan(128, torch.bfloat16, False, 0, False, verify=verify)["const1"].get("maxnreg") for verify in (False, True)]
+    caps = [t._plan(128, torch.bfloat16, False, 0, False, verify=verify)["const1"].get("maxnreg")
+            for verify in (False, True)]
     assert caps == [96, 128]
     table_mod._nearest.cache_clear()

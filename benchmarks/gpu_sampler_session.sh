@@ -53,12 +53,15 @@ mix_variants() {
             --out "$OUT/sample_mix_$name.csv" "$@"
     done
 }
-# verify_ab SECONDS ROWS: verification (γ = 3, V = 151936) on the tree's code, then on .ab/old/src
+# verify_ab SECONDS ROWS [ARGS...]: verification (γ = 3, V = 151936 unless ARGS, run.py's, say otherwise: the
+# last --gamma / --vocab wins) on the tree's code, then on .ab/old/src
 verify_ab() {
-    timeout "$1" python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows "$2" \
-        --impl sonicsampler --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep -v "^ \|Warning\|warn"
-    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$1" python3 benchmarks/run.py --case verify --gamma 3 \
-        --vocab 151936 --rows "$2" --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 \
+    local secs=$1 rows=$2
+    shift 2
+    timeout "$secs" python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows "$rows" \
+        --impl sonicsampler --budget-ms 60 --out "$OUT/verify.csv" "$@" 2>&1 | grep -v "^ \|Warning\|warn"
+    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout "$secs" python3 benchmarks/run.py --case verify --gamma 3 \
+        --vocab 151936 --rows "$rows" --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" "$@" 2>&1 \
         | grep -v "^ \|Warning\|warn"
 }
 case "$1" in
@@ -800,20 +803,13 @@ if rows:
             # per SM: 129-256 rows in one wave; run 147) against the table before (.ab/old/src): verification at the
             # row counts it touches (γ = 3 B = 64; γ = 1 B = 128; γ = 5, 7 B = 32) and beside them (γ = 3 B = 128),
             # V = 151936, then γ = 3 B = 64 at V = 262144 and 32768; the sampler at 256 rows, both caps
-    for v in "--gamma 3 --rows 64,128" "--gamma 1 --rows 128" "--gamma 5,7 --rows 32"; do
-        timeout 100 python3 benchmarks/run.py --case verify $v --vocab 151936 --impl sonicsampler --budget-ms 60 \
-            --out "$OUT/verify.csv" 2>&1 | grep "^verify "
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/run.py --case verify $v --vocab 151936 \
-            --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 | grep "^verify "
-    done
+    verify_ab 100 64,128
+    verify_ab 100 128 --gamma 1
+    verify_ab 100 32 --gamma 5,7
     timeout 100 python3 benchmarks/tune_sampler.py --rows 256 --out "$OUT/sample_256.json" \
         --configs extract/1024/8/1x8/128x255,extract/1024/8/1x8/128x128,extract/1024/8/1x8/128x255
-    for vv in 262144 32768; do
-        timeout 100 python3 benchmarks/run.py --case verify --gamma 3 --rows 64 --vocab $vv --impl sonicsampler \
-            --budget-ms 60 --out "$OUT/verify.csv" 2>&1 | grep "^verify "
-        PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 100 python3 benchmarks/run.py --case verify --gamma 3 --rows 64 \
-            --vocab $vv --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" 2>&1 | grep "^verify "
-    done ;;
+    verify_ab 100 64 --vocab 262144
+    verify_ab 100 64 --vocab 32768 ;;
   tune145)  # run 145 (session 28): the sampler's 32- and 128-row configurations again. The table's entries are from run 70,
             # before raw-ranked rows, free rows and the pair keys made stage 1 cheaper (stage 2, whose selection grows
             # with the tiles' lists, is now a third of the 128-row time): tiles of 2048 (half the lists) and 4096

@@ -36,10 +36,9 @@ def main():
         x = inp["target_logits"].view(b * (a.gamma + 1), a.vocab)
         slots = torch.arange(b, device="cuda")
         pos = torch.zeros(b, dtype=torch.int64, device="cuda")
+        table = Sampler(a.vocab, b, "cuda").launch_config(b * (a.gamma + 1), verify=True)   # its stage 1 is kept
         for c in configs:
             w2, cap2 = (int(t) for t in c.split("x"))
-            probe = Sampler(a.vocab, b, "cuda")
-            table = probe.launch_config(b * (a.gamma + 1), verify=True)
             s = Sampler(a.vocab, b, "cuda", warps=(table.warps1, w2), regs=(table.regs1 or 0, cap2))
             for i in range(b):
                 s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))

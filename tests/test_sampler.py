@@ -829,8 +829,9 @@ def test_helper_programs_share_a_lone_long_row_over_launches():
     s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
     for i, p in enumerate(params):
         s.add_request(i, p)
-    assert s._plan(2, torch.bfloat16, False, 3, False, shared=True)["help"] == 2
-    board = s._plan(2, torch.bfloat16, False, 3, False, shared=True)["scratch"]["board"]
+    plan = s._plan(2, torch.bfloat16, False, 3, False, shared=True)
+    assert plan["help"] == 2
+    board = plan["scratch"]["board"]
     done = shared_sets.DONE.value
     for step, stale in enumerate((None, (done, 0), (0, done))):
         if stale is not None:

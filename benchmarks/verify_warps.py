@@ -1,12 +1,15 @@
-"""Verification's time by stage 2's warps and register cap (a diagnostic for batches of more target
-rows than the GPU has SMs: stage 2 runs one program per row, and with 8 warps at 255 registers a
-program holds a whole SM, so 512 target rows run in four waves).
+"""Verification's time by launch configuration: stage 2's warps and register cap (a diagnostic for
+batches of more target rows than the GPU has SMs: stage 2 runs one program per row, and with 8 warps
+at 255 registers a program holds a whole SM, so 512 target rows run in four waves), stage 1's cap, or
+a whole configuration.
 
-    python3 benchmarks/verify_warps.py --rows 32,64,128 --configs 8x255,4x255,4x168
+    python3 benchmarks/verify_warps.py --rows 32,64,128 --configs 8x255,4x255,4x168,8x255x160
 
-γ = 3, V = 151936, the harness's verify case (benchmarks/cases.py), CUDA-graph replay, median; each
-configuration overrides the table's stage-2 warps and cap (Sampler(warps=, regs=)) and keeps its
-stage 1; the first configuration is timed again last.
+γ = 3, V = 151936, the harness's verify case (benchmarks/cases.py), CUDA-graph replay, median. A
+configuration WARPSxCAP overrides the table's stage-2 warps and cap (Sampler(warps=, regs=)) and keeps
+its stage 1; WARPSxCAPxCAP1 also sets stage 1's cap; 'strategy/block/emit/W1xW2/R1xR2' (as
+benchmarks/tune_sampler.py reads it) replaces the whole configuration. The first configuration is
+timed again last.
 """
 import argparse
 import sys
@@ -18,6 +21,7 @@ import torch
 import triton.testing
 
 from benchmarks.cases import verify_inputs
+from benchmarks.tune_sampler import _config
 from sonicsampler import Sampler, SamplingParams
 
 
@@ -38,15 +42,22 @@ def main():
         pos = torch.zeros(b, dtype=torch.int64, device="cuda")
         table = Sampler(a.vocab, b, "cuda").launch_config(b * (a.gamma + 1), verify=True)   # its stage 1 is kept
         for c in configs:
-            w2, cap2 = (int(t) for t in c.split("x"))
-            s = Sampler(a.vocab, b, "cuda", warps=(table.warps1, w2), regs=(table.regs1 or 0, cap2))
+            if "/" in c:
+                cfg = _config(c)
+                s = Sampler(a.vocab, b, "cuda", block=cfg["block"], emit=cfg["emit"], strategy=cfg["strategy"],
+                            warps=(cfg["warps1"], cfg["warps2"]), regs=(cfg.get("regs1", 0), cfg.get("regs2", 0)))
+                what = c
+            else:
+                w2, cap2, *cap1 = (int(t) for t in c.split("x"))
+                cap1 = cap1[0] if cap1 else table.regs1 or 0
+                s = Sampler(a.vocab, b, "cuda", warps=(table.warps1, w2), regs=(cap1, cap2))
+                what = f"stage2 {w2} warps cap {cap2} (stage 1 {table.warps1} warps cap {cap1})"
             for i in range(b):
                 s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
             ms = triton.testing.do_bench_cudagraph(
                 lambda: s.verify(x, inp["draft_ids"], slots, pos, draft_probs=inp["draft_probs"]), rep=40,
                 return_mode="median")
-            print(f"verify gamma={a.gamma} B={b} V={a.vocab} stage2 {w2} warps cap {cap2}: {ms * 1e3:.1f} us "
-                  f"(stage 1 {table.warps1} warps cap {table.regs1})", flush=True)
+            print(f"verify gamma={a.gamma} B={b} V={a.vocab} {what}: {ms * 1e3:.1f} us", flush=True)
 
 
 if __name__ == "__main__":

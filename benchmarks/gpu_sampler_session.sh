@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -795,6 +795,22 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
+  refill154) # run 154 (session 29): stage 2's refill walks the saturated tiles alone (topk.next_marked) instead of
+            # every tile with a dependent load each. benchmarks/refill_cost.py: rows whose one tile holds 24 of their
+            # best keys, checked against the reference, then timed (sampler and top-k, with and without the saturated
+            # tile) on the tree, the code before (.ab/old/src) and the tree again
+    timeout 200 python3 benchmarks/refill_cost.py --rows 1,32,128 --check
+    PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 120 python3 benchmarks/refill_cost.py --rows 1,32,128 \
+        | sed 's/^/before: /'
+    timeout 120 python3 benchmarks/refill_cost.py --rows 1,32,128 ;;
+  tiles155) # run 155 (session 29): tiles of 2048 (8 emitted, 3% of Gumbel rows refill) again once refills cost
+            # one tile each: run 145 timed them at 32 / 128 rows and runs 153 at 4-16 rows with the walk over every tile
+    timeout 270 python3 benchmarks/tune_sampler.py --rows 4,32 --out "$OUT/sample_small.json" --configs \
+extract/1024/8/1x8/128x255,extract/2048/8/2x8/128x255,extract/2048/8/4x8/0x255,extract/2048/8/1x8/128x255,\
+extract/1024/8/1x8/128x255
+    timeout 250 python3 benchmarks/tune_sampler.py --rows 128 --out "$OUT/sample_128.json" --configs \
+extract/1024/8/1x8/96x255,extract/2048/8/1x8/96x255,extract/2048/8/2x8/96x255,extract/2048/8/2x8/128x255,\
+extract/1024/8/1x8/96x255 ;;
   vcaps152) # run 152 (session 29): verification's stage-1 register cap (its PENDING compile spills at 128: 104 / 76
             # spill loads / stores) at 160, 168, 192 and none, against 128 (timed first and last), γ = 3 at B = 1, 32,
             # 128 (stage 2 at 255, the table's) and B = 64 (stage 2 at 128, the table's 256-row point); then B = 1 and 4

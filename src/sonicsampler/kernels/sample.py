@@ -43,7 +43,7 @@ from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
 from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
-                   load_tile_keys, merge_tile_top, selection_scratch, store_tile_list, tile_lasts)
+                   load_tile_keys, merge_tile_top, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, shared_long_set
@@ -491,31 +491,30 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
         # indices: it is saturated when that value reaches the C-th key's. (This refill code, inline,
         # costs the 128-row batch ~1 us of stage 2 that never runs it: run 129g.)
-        if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
-            kth = top_last
-            t = 0
-            while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+        marked = saturated(lasts, top_last, remap)
+        if (tl.sum(marked.to(tl.int32)) > 0) & ~skip:
+            t = next_marked(marked, -1, 2 ** Z_LOG2)
+            while t < Z:  # over the saturated tiles only, in tile order (topk.next_marked)
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                if saturated(last_t, kth, remap):
-                    _x, _o, _i, _b, keys = processed_tile(
-                        logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
-                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                        bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                        pend_ptr, n_pend, PENDING)
-                    start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-                    # Merged: the tile's keys it did not emit (those below its last, or for a remapped
-                    # row those not in its list: a held-back key may lie above the last one). This is
-                    # topk.merge_refill's filter written out, so that one merge_tile_top serves both
-                    # (a second copy made stage 2 ~600 SASS instructions longer in the sm_90 compile).
-                    if remap:
-                        listed = row_key_to_tile_key(
-                            tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)
-                        emitted = tl.max((keys[:, None] == listed[None, :]).to(tl.int32), axis=1) != 0
-                    else:
-                        emitted = keys >= row_key_to_tile_key(last_t, start, KEY64)
-                    top = merge_tile_top(top, tl.where(emitted, 0, keys), start, refill_ptr + row * (4 * C),
-                                         BLOCK_LOG2, C_LOG2, KEY64)
-                t += 1
+                _x, _o, _i, _b, keys = processed_tile(
+                    logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
+                    words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                    bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                    pend_ptr, n_pend, PENDING)
+                start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
+                # Merged: the tile's keys it did not emit (those below its last, or for a remapped
+                # row those not in its list: a held-back key may lie above the last one). This is
+                # topk.merge_refill's filter written out, so that one merge_tile_top serves both
+                # (a second copy made stage 2 ~600 SASS instructions longer in the sm_90 compile).
+                if remap:
+                    listed = row_key_to_tile_key(
+                        tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)
+                    emitted = tl.max((keys[:, None] == listed[None, :]).to(tl.int32), axis=1) != 0
+                else:
+                    emitted = keys >= row_key_to_tile_key(last_t, start, KEY64)
+                top = merge_tile_top(top, tl.where(emitted, 0, keys), start, refill_ptr + row * (4 * C),
+                                     BLOCK_LOG2, C_LOG2, KEY64)
+                t = next_marked(marked, t, 2 ** Z_LOG2)
             top0 = tl.max(top)                                 # the refill keeps `top` sorted
             top_last = _at(top, lane, C - 1)
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)

@@ -316,6 +316,16 @@ def tile_lasts(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
 
 
 @triton.jit
+def next_marked(marked, after, ZP: tl.constexpr):
+    """The lowest tile index above `after` whose mark (a block of ZP) is set; ZP if none. The refill
+    loops walk the saturated tiles alone with it: a walk over every tile with a load of its last key
+    each was a chain of dependent loads, ~0.2 us per tile whether or not the tile was refilled
+    (~15 us at 74 tiles of 2048, run 153)."""
+    zz = tl.arange(0, ZP)
+    return tl.min(tl.where(marked & (zz > after), zz, ZP))
+
+
+@triton.jit
 def any_saturated(lasts, kth):
     """Whether some tile's last emitted key (tile_lasts) lies above kth, the k-th merged key: only such
     a tile can hide members of the top k (module docstring)."""
@@ -374,14 +384,14 @@ def topk_stage2(cand_ptr, nan_ptr, Z, logits_ptr, stride_row, V, k, values_ptr, 
             # Rare (module docstring): the refill merges into the candidates in rank order.
             top, _first, _last = in_rank_order(top, rank, scratch, C)
             rank = lane
-            t = 0
-            while t < Z:  # a while loop: the interpreter cannot iterate range() over a runtime bound
+            marked = lasts > kth
+            t = next_marked(marked, -1, ZP)
+            while t < Z:  # over the saturated tiles only, in tile order
                 last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                if last_t > kth:
-                    keys, _ = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
-                    top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
-                                       scratch_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
-                t += 1
+                keys, _ = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
+                top = merge_refill(top, keys, last_t, t.to(tl.int64) * (2 ** BLOCK_LOG2),
+                                   scratch_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
+                t = next_marked(marked, t, ZP)
 
     # Each output lands at its rank: the candidates need never be put in order.
     real = (top >> 32) > NEG_INF_KEY          # not padding, not -inf

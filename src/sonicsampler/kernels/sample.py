@@ -43,7 +43,7 @@ from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
 from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
-                   load_tile_keys, merge_tile_top, next_marked, selection_scratch, store_tile_list, tile_lasts)
+                   load_tile_keys, merge_tile_above, merge_tile_top, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, shared_long_set
@@ -503,17 +503,17 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                     pend_ptr, n_pend, PENDING)
                 start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
                 # Merged: the tile's keys it did not emit (those below its last, or for a remapped
-                # row those not in its list: a held-back key may lie above the last one). This is
-                # topk.merge_refill's filter written out, so that one merge_tile_top serves both
-                # (a second copy made stage 2 ~600 SASS instructions longer in the sm_90 compile).
+                # row those not in its list: a held-back key may lie above the last one) that lie
+                # above the C-th candidate. This is topk.merge_refill's filter written out, so that
+                # one merge_tile_above serves both.
                 if remap:
                     listed = row_key_to_tile_key(
                         tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)
                     emitted = tl.max((keys[:, None] == listed[None, :]).to(tl.int32), axis=1) != 0
                 else:
                     emitted = keys >= row_key_to_tile_key(last_t, start, KEY64)
-                top = merge_tile_top(top, tl.where(emitted, 0, keys), start, refill_ptr + row * (4 * C),
-                                     BLOCK_LOG2, C_LOG2, KEY64)
+                top = merge_tile_above(top, tl.where(emitted, 0, keys), top_last, start,
+                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
                 t = next_marked(marked, t, 2 ** Z_LOG2)
             top0 = tl.max(top)                                 # the refill keeps `top` sorted
             top_last = _at(top, lane, C - 1)

@@ -11,6 +11,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
     python -m benchmarks.compile_launches standard1_graph 4096 8,8   # ... as the CUDA-graph path launches it
+    python -m benchmarks.compile_launches topk 1024 1,8   # the top-k (k = 128) at the 32-row configuration
 SASS_DIR=<folder> also writes each launch's disassembly there.
 """
 import os
@@ -162,12 +163,18 @@ def main(what):
         finally:
             Sampler.on_host = orig
 
+    def call_topk():              # the top-k, k = 128, extract with 8 emitted per tile (the table's from 4 rows up)
+        from sonicsampler.topk import topk
+        from sonicsampler.tuning.topk_config import TopKConfig
+        topk(torch.randn(2, v).to(torch.bfloat16), 128,
+             config=TopKConfig(block=BLOCK, emit=8, warps1=WARPS[0], warps2=WARPS[1], strategy="extract"))
+
     from sonicsampler.kernels.raw_top import raw_top_fill
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
-             "standard1_graph": call_standard1_graph}
+             "standard1_graph": call_standard1_graph, "topk": call_topk}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
                                      raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)

@@ -348,7 +348,7 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     (tile keys, 0 = none) that lie above the row key kth, top's k-th key: nothing at or below it can
     enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
     bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against `top` and
-    each other, each stored at its rank. merge_tile_top's bitonic selection of the tile's best C and
+    each other, X at a time, each stored at its rank. merge_tile_top's bitonic selection of the tile's best C and
     merge took ~85 compare-exchange rounds, ~7 us of a 32-row launch's stage 2 per refilled tile
     (run 154)."""
     C: tl.constexpr = 2 ** C_LOG2
@@ -369,16 +369,24 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     tl.store(scratch + pos, keys2d, mask=sel != 0)
     tl.debug_barrier()
     lane = tl.arange(0, C)
-    extra = tl.load(scratch + lane, mask=lane < tl.sum(per_row), other=0)
-    extra = tile_keys_to_row_keys(extra, tile_start, KEY64)
-    # Ranks in the union (all keys distinct but the padding zeros, which rank last): top's zeros land
-    # past the real keys of both, so ranks 0..C-1 are all written.
-    r_top = lane + tl.sum((extra[None, :] > top[:, None]).to(tl.int32), axis=1)
-    r_extra = tl.sum((top[None, :] > extra[:, None]).to(tl.int32), axis=1) \
-        + tl.sum((extra[None, :] > extra[:, None]).to(tl.int32), axis=1)
+    n_extra = tl.sum(per_row)
+    extra = tile_keys_to_row_keys(tl.load(scratch + lane, mask=lane < n_extra, other=0), tile_start, KEY64)
+    # Ranks in the union (all keys distinct), chunk by chunk of the (usually few) extra keys, so that the
+    # comparisons are (C, X) blocks: (C, C) ones took stage 2 to 255 registers and 152 bytes of spills.
     out = scratch.to(tl.pointer_type(tl.uint64)) + C     # past the compacted keys, 32- or 64-bit
+    X: tl.constexpr = 16 if C > 16 else C
+    xl = tl.arange(0, X)
+    r_top = lane
+    j = 0
+    while j < n_extra:
+        chunk = tile_keys_to_row_keys(tl.load(scratch + j + xl, mask=j + xl < n_extra, other=0), tile_start, KEY64)
+        r_top += tl.sum((chunk[None, :] > top[:, None]).to(tl.int32), axis=1)
+        r_chunk = tl.sum((top[None, :] > chunk[:, None]).to(tl.int32), axis=1) \
+            + tl.sum((extra[None, :] > chunk[:, None]).to(tl.int32), axis=1)
+        tl.store(out + r_chunk, chunk, mask=(chunk != 0) & (r_chunk < C))
+        j += X
+    # top's padding zeros (if any) rank past every real key of both, so ranks 0..C-1 are all written.
     tl.store(out + r_top, top, mask=r_top < C)
-    tl.store(out + r_extra, extra, mask=(extra != 0) & (r_extra < C))
     tl.debug_barrier()
     merged = tl.load(out + lane)
     tl.debug_barrier()   # the next refill reuses scratch

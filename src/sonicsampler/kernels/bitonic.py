@@ -75,10 +75,3 @@ def sort_flat(x, N_LOG2: tl.constexpr, DESCENDING: tl.constexpr):
         h = _merge(h, _indicator(N_LOG2, i), N_LOG2, i)
     h = _merge(h, DESCENDING, N_LOG2, N_LOG2)
     return tl.reshape(h, [2 ** N_LOG2])
-
-
-@triton.jit
-def merge_sorted_desc(a, b_ascending, c: tl.constexpr):
-    """Top 2**c of two sorted lists (a descending, b ascending), sorted descending."""
-    h = tl.reshape(tl.maximum(a, b_ascending), [2] * c)
-    return tl.reshape(_merge(h, 1, c, c), [2 ** c])

@@ -43,7 +43,7 @@ from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
 from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
-                   load_tile_keys, merge_tile_above, merge_tile_top, next_marked, selection_scratch, store_tile_list, tile_lasts)
+                   load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, shared_long_set
@@ -672,12 +672,16 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
         rv_last = tl.max(tl.where(lane == C - 1, rank_val, float("-inf")))
         # A nested `where`, not `&` of two scalar booleans, which the interpreter mishandles.
         if tl.where(whole, True, tl.where(n_real >= C, rv_last >= rv_nth, False)):
+            # Tile by tile, each tile's keys above the running C-th (0 while fewer than C) ranked in: the
+            # refill's merge (topk.merge_tile_above), so that no sorting network is compiled into stage 2.
             top = tl.zeros((C,), tl.uint64)
+            kth = tl.zeros((), tl.uint64)
             t = 0
             while t < Z:   # a while loop: the interpreter cannot iterate range() over a runtime bound
                 keys, _n_nan = load_tile_keys(logits_ptr, row, stride_row, V, t, BLOCK_LOG2, KEY64)
-                top = merge_tile_top(top, keys, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
-                                     BLOCK_LOG2, C_LOG2, KEY64)
+                top = merge_tile_above(top, keys, kth, t.to(tl.int64) * (2 ** BLOCK_LOG2), refill_ptr + row * (4 * C),
+                                       BLOCK_LOG2, C_LOG2, KEY64)
+                kth = _at(top, lane, C - 1)
                 t += 1
             ok = ((top >> 32) > NEG_INF_KEY) & (tl.zeros((C,), tl.float32) + raw_lse == raw_lse)
             ids = tl.where(ok, row_key_index(top), -1)

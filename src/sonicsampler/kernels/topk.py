@@ -27,7 +27,7 @@ the merged list (merge_tile_above). Realistic logits spread their top k over man
 import triton
 import triton.language as tl
 
-from .bitonic import merge_sorted_desc, topk_sorted
+from .bitonic import topk_sorted
 from .pdl import let_next_start, wait_for_previous
 from .keys import (pack_tile_keys, row_key_index, row_key_to_tile_key, row_key_value, tile_key_quotients,
                    tile_keys_to_row_keys)
@@ -348,9 +348,10 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     (tile keys, 0 = none) that lie above the row key kth, top's k-th key: nothing at or below it can
     enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
     bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against `top` and
-    each other, X at a time, each stored at its rank. merge_tile_top's bitonic selection of the tile's best C and
-    merge took ~85 compare-exchange rounds, ~7 us of a 32-row launch's stage 2 per refilled tile
-    (run 154)."""
+    each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
+    (tile_topk) and merge it replaced took ~85 compare-exchange rounds, ~7 us of a 32-row launch's
+    stage 2 per refilled tile (run 154), and its code made stage 2 slower where no tile was refilled
+    (docs/PERFORMANCE.md, session 29)."""
     C: tl.constexpr = 2 ** C_LOG2
     R: tl.constexpr = 2 ** (BLOCK_LOG2 // 2)
     G: tl.constexpr = 2 ** (BLOCK_LOG2 - BLOCK_LOG2 // 2)
@@ -391,15 +392,6 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     merged = tl.load(out + lane)
     tl.debug_barrier()   # the next refill reuses scratch
     return merged
-
-
-@triton.jit
-def merge_tile_top(top, keys, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
-                   KEY64: tl.constexpr):
-    """Merge into the sorted `top` (2**C_LOG2 row keys) the best 2**C_LOG2 of a tile's keys; `scratch`
-    holds 4 * 2**C_LOG2 tile keys."""
-    rest = tile_topk(keys, scratch, BLOCK_LOG2, C_LOG2, C_LOG2 + 2, 0)
-    return merge_sorted_desc(top, tile_keys_to_row_keys(rest, tile_start, KEY64), C_LOG2)
 
 
 @triton.jit

@@ -21,8 +21,8 @@ That is exact unless some tile is *saturated*: its last emitted key lies above T
 so keys it did not emit may belong to the top k. (A tile whose last emitted key is <= T cannot hide
 one: its unemitted keys are below T, and k emitted keys are >= T.) At most k/E tiles can be saturated;
 stage 2 re-reads each one and ranks the keys it did not emit that lie above T (at most C of them) into
-the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so this path is rare; adversarial inputs
-(sorted rows) take it and stay exact.
+the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so this path
+is rare; adversarial inputs (sorted rows) take it and stay exact.
 """
 import triton
 import triton.language as tl
@@ -318,9 +318,8 @@ def tile_lasts(cand_ptr, row, Z, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
 @triton.jit
 def next_marked(marked, after, ZP: tl.constexpr):
     """The lowest tile index above `after` whose mark (a block of ZP) is set; ZP if none. The refill
-    loops walk the saturated tiles alone with it: a walk over every tile with a load of its last key
-    each was a chain of dependent loads, ~0.2 us per tile whether or not the tile was refilled
-    (~15 us at 74 tiles of 2048, run 153)."""
+    loops walk the saturated tiles alone with it: a walk over every tile, with a load of each one's
+    last key, was a chain of Z dependent loads (~10 us of stage 2 at 149 tiles, run 154)."""
     zz = tl.arange(0, ZP)
     return tl.min(tl.where(marked & (zz > after), zz, ZP))
 
@@ -345,8 +344,8 @@ def merge_refill(top, keys, last_t, kth, tile_start, scratch, BLOCK_LOG2: tl.con
 def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
                      KEY64: tl.constexpr):
     """The refill's merge: the sorted `top` (2**C_LOG2 row keys, descending) with the keys of a tile
-    (tile keys, 0 = none) that lie above the row key kth, top's k-th key: nothing at or below it can
-    enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
+    (tile keys, 0 = none) that lie above the row key kth, top's k-th key (the sampler's: its C-th):
+    nothing at or below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
     bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against `top` and
     each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
     (tile_topk) and merge it replaced took ~85 compare-exchange rounds, ~7 us of a 32-row launch's

@@ -20,8 +20,8 @@ decoded from its key.
 That is exact unless some tile is *saturated*: its last emitted key lies above T, the k-th merged key,
 so keys it did not emit may belong to the top k. (A tile whose last emitted key is <= T cannot hide
 one: its unemitted keys are below T, and k emitted keys are >= T.) At most k/E tiles can be saturated;
-stage 2 re-reads each one and ranks the keys it did not emit that lie above T (at most C of them) into
-the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so this path
+stage 2 re-reads each one and ranks the keys it did not emit that lie above T (its best C of them, if
+more) into the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so this path
 is rare; adversarial inputs (sorted rows) take it and stay exact.
 """
 import triton
@@ -344,8 +344,9 @@ def merge_refill(top, keys, last_t, kth, tile_start, scratch, BLOCK_LOG2: tl.con
 def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constexpr, C_LOG2: tl.constexpr,
                      KEY64: tl.constexpr):
     """The refill's merge: the sorted `top` (2**C_LOG2 row keys, descending) with the keys of a tile
-    (tile keys, 0 = none) that lie above the row key kth, top's k-th key (the sampler's: its C-th):
-    nothing at or below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
+    (tile keys, 0 = none) that lie above the row key kth. Exact for any kth at or below top's k-th key
+    (the sampler's: its C-th), e.g. the threshold from before the first refilled tile: nothing at or
+    below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
     bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against `top` and
     each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
     (tile_topk) and merge it replaced took ~85 compare-exchange rounds, ~7 us of a 32-row launch's
@@ -371,7 +372,7 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     lane = tl.arange(0, C)
     n_extra = tl.sum(per_row)
     extra = tile_keys_to_row_keys(tl.load(scratch + lane, mask=lane < n_extra, other=0), tile_start, KEY64)
-    # Ranks in the union (all keys distinct), chunk by chunk of the (usually few) extra keys, so that the
+    # Ranks in the union (real keys distinct), chunk by chunk of the (usually few) extra keys, so that the
     # comparisons are (C, X) blocks: (C, C) ones took stage 2 to 255 registers and 152 bytes of spills.
     out = scratch.to(tl.pointer_type(tl.uint64)) + C     # past the compacted keys, 32- or 64-bit
     X: tl.constexpr = 16 if C > 16 else C

@@ -21,8 +21,8 @@ That is exact unless some tile is *saturated*: its last emitted key lies above T
 so keys it did not emit may belong to the top k. (A tile whose last emitted key is <= T cannot hide
 one: its unemitted keys are below T, and k emitted keys are >= T.) At most k/E tiles can be saturated;
 stage 2 re-reads each one and ranks the keys it did not emit that lie above T (its best C of them, if
-more) into the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so this path
-is rare; adversarial inputs (sorted rows) take it and stay exact.
+more) into the merged list (merge_tile_above). Realistic logits spread their top k over many tiles, so
+this path is rare; adversarial inputs (sorted rows) take it and stay exact.
 """
 import triton
 import triton.language as tl
@@ -346,9 +346,9 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     """The refill's merge: the sorted `top` (2**C_LOG2 row keys, descending) with the keys of a tile
     (tile keys, 0 = none) that lie above the row key kth. Exact for any kth at or below top's k-th key
     (the sampler's: its C-th), e.g. the threshold from before the first refilled tile: nothing at or
-    below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of them, by a
-    bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against `top` and
-    each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
+    below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of
+    them, by a bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against
+    `top` and each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
     (tile_topk) and merge it replaced took ~85 compare-exchange rounds, ~7 us of a 32-row launch's
     stage 2 per refilled tile (run 154), and its code made stage 2 slower where no tile was refilled
     (docs/PERFORMANCE.md, session 29)."""
@@ -362,16 +362,10 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
             keys = tl.where(keys >= kth_key(keys, C, 64), keys, 0)
         else:
             keys = tl.where(keys >= kth_key(keys, C, 32), keys, 0)
-    # Compacted in index order (compact_at_least's prefix sums over rows, then along them).
-    keys2d = tl.reshape(keys, [R, G])
-    sel = (keys2d != 0).to(tl.int32)
-    per_row = tl.sum(sel, axis=1)
-    pos = (tl.cumsum(per_row, axis=0) - per_row)[:, None] + tl.cumsum(sel, axis=1) - sel
-    tl.store(scratch + pos, keys2d, mask=sel != 0)
-    tl.debug_barrier()
+    # The (at most C) nonzero keys compacted in index order: every key >= 1.
+    extra, n_extra = compact_at_least(tl.reshape(keys, [R, G]), 1, scratch, C_LOG2)
+    extra = tile_keys_to_row_keys(extra, tile_start, KEY64)
     lane = tl.arange(0, C)
-    n_extra = tl.sum(per_row)
-    extra = tile_keys_to_row_keys(tl.load(scratch + lane, mask=lane < n_extra, other=0), tile_start, KEY64)
     # Ranks in the union (real keys distinct), chunk by chunk of the (usually few) extra keys, so that the
     # comparisons are (C, X) blocks: (C, C) ones took stage 2 to 255 registers and 152 bytes of spills.
     out = scratch.to(tl.pointer_type(tl.uint64)) + C     # past the compacted keys, 32- or 64-bit

@@ -424,6 +424,45 @@ def saturated(lasts, kth, remap):
     return hit
 
 
+@triton.jit(noinline=True)
+def refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
+                     mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                     bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                     Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                     pend_ptr, n_pend, PENDING: tl.constexpr):
+    """Stage 2's refill of a row's saturated tiles (row_distribution), out of line so that its code
+    stays out of the launches that never run it: re-reads each saturated tile and ranks the keys it
+    held back above the C-th candidate into the sorted candidates, which it reads from and leaves in
+    the refill's scratch (where select_top_sorted put them). Noinline functions take no blocks."""
+    C: tl.constexpr = 2 ** C_LOG2
+    top = tl.load(selection_scratch(refill_ptr, row, C_LOG2) + C + tl.arange(0, C))
+    lasts = tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2)
+    marked = saturated(lasts, top_last, remap)
+    t = next_marked(marked, -1, 2 ** Z_LOG2)
+    while t < Z:  # over the saturated tiles only, in tile order (topk.next_marked)
+        last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
+        _x, _o, _i, _b, keys = processed_tile(
+            logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
+            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+            bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+            pend_ptr, n_pend, PENDING)
+        start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
+        # Merged: the tile's keys it did not emit (those below its last, or for a remapped row those
+        # not in its list: a held-back key may lie above the last one) that lie above the C-th
+        # candidate. This is topk.merge_refill's filter written out, so that one merge_tile_above
+        # serves both.
+        if remap:
+            listed = row_key_to_tile_key(
+                tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)
+            emitted = tl.max((keys[:, None] == listed[None, :]).to(tl.int32), axis=1) != 0
+        else:
+            emitted = keys >= row_key_to_tile_key(last_t, start, KEY64)
+        top = merge_tile_above(top, tl.where(emitted, 0, keys), top_last, start,
+                               refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
+        t = next_marked(marked, t, 2 ** Z_LOG2)
+
+
 @triton.jit
 def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
@@ -492,32 +531,18 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # indices: it is saturated when that value reaches the C-th key's. (This code, inline, costs
         # launches that never run it: the bitonic merge it had cost ~1 us at 128 rows, run 129g; with
         # merge_tile_above in its place the standard mix took 1-2.8 us less at 1-128 rows, run 157.)
-        marked = saturated(lasts, top_last, remap)
-        if (tl.sum(marked.to(tl.int32)) > 0) & ~skip:
-            t = next_marked(marked, -1, 2 ** Z_LOG2)
-            while t < Z:  # over the saturated tiles only, in tile order (topk.next_marked)
-                last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
-                _x, _o, _i, _b, keys = processed_tile(
-                    logits_ptr, stride_row, V, row, slot, flags, t, mask_ptr, mask_stride, token_bits_ptr,
-                    words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                    bias_count_ptr, temp_ptr, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                    pend_ptr, n_pend, PENDING)
-                start = t.to(tl.int64) * (2 ** BLOCK_LOG2)
-                # Merged: the tile's keys it did not emit (those below its last, or for a remapped
-                # row those not in its list: a held-back key may lie above the last one) that lie
-                # above the C-th candidate. This is topk.merge_refill's filter written out, so that
-                # one merge_tile_above serves both.
-                if remap:
-                    listed = row_key_to_tile_key(
-                        tl.load(cand_ptr + (row * Z + t) * (2 ** E_LOG2) + tl.arange(0, 2 ** E_LOG2)), start, KEY64)
-                    emitted = tl.max((keys[:, None] == listed[None, :]).to(tl.int32), axis=1) != 0
-                else:
-                    emitted = keys >= row_key_to_tile_key(last_t, start, KEY64)
-                top = merge_tile_above(top, tl.where(emitted, 0, keys), top_last, start,
-                                       refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
-                t = next_marked(marked, t, 2 ** Z_LOG2)
-            top0 = tl.max(top)                                 # the refill keeps `top` sorted
-            top_last = _at(top, lane, C - 1)
+        if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
+            # Out of line (EXPERIMENT): the sorted candidates are in the refill's scratch already
+            # (select_top_sorted put them where merge_tile_above writes), so the call takes no block.
+            refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
+                             mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                             bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, Z_LOG2, E_LOG2, C_LOG2,
+                             BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+            sorted_ptr = selection_scratch(refill_ptr, row, C_LOG2) + C
+            top = tl.load(sorted_ptr + lane)
+            top0 = tl.load(sorted_ptr)
+            top_last = tl.load(sorted_ptr + (C - 1))
+            tl.debug_barrier()
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
     any_real = (top0 >> 32) > NEG_INF_KEY
     full = (top_last >> 32) > NEG_INF_KEY                 # all C candidates real (sorted: real ones first)

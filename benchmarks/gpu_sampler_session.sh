@@ -798,12 +798,13 @@ if rows:
   outofline162) # (branch refill-out-of-line, not yet run) the sampler's refill as a noinline function (the sorted
             # candidates passed through the refill's scratch): stage 2's main body at 223 registers instead of 236 in
             # the sm_90 compile of the 32-row configuration. Rows with a saturated tile checked and timed
-            # (refill_cost), then the standard and heavy mixes and verification against main (.ab/old/src: a5bad02)
+            # (refill_cost), then the standard and heavy mixes and verification against main (.ab/old/src: e1765bd), the standard mix twice
     { timeout 150 python3 benchmarks/refill_cost.py --rows 1,32,128 --check
       PYTHONPATH="$PWD/.ab/old/src:$PYTHONPATH" timeout 90 python3 benchmarks/refill_cost.py --rows 1,32,128 \
           | sed 's/^/before: /'
       mix_ab "" 100 --rows 1,32,128 --mix top_p,heavy --budget-ms 20
-      verify_ab 100 1,32,128; } 2>&1 | tee "$OUT/run162.log" | tail -5 ;;
+      verify_ab 100 1,32,128
+      mix_ab _again 60 --rows 1,32,128 --mix top_p --budget-ms 20; } 2>&1 | tee "$OUT/run162.log" | tail -5 ;;
   final161) # run 161 (session 29): the raw top-n's whole-row fallback through merge_tile_above (no sorting network
             # left in stage 2): raw-keyed rows and tile-edge biases against the reference (run 158 did not reach them),
             # then top-20 logprobs and the standard mix against the code before (.ab/old/src: f89dda7); into $OUT/run161.log

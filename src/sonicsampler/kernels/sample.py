@@ -528,12 +528,12 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
-        # indices: it is saturated when that value reaches the C-th key's. (This code, inline, costs
-        # launches that never run it: the bitonic merge it had cost ~1 us at 128 rows, run 129g; with
-        # merge_tile_above in its place the standard mix took 1-2.8 us less at 1-128 rows, run 157.)
+        # indices: it is saturated when that value reaches the C-th key's. The refill is out of line:
+        # inline, its code cost launches that never run it (the bitonic merge it had ~1 us at 128 rows,
+        # run 129g; merge_tile_above inline 0.1-1.4 us more than this call at 1-128 rows, run 162).
         if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
-            # Out of line (EXPERIMENT): the sorted candidates are in the refill's scratch already
-            # (select_top_sorted put them where merge_tile_above writes), so the call takes no block.
+            # The sorted candidates are in the refill's scratch already (select_top_sorted put them
+            # where merge_tile_above writes), so the call passes no block and the result is reloaded.
             refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
                              mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                              bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, Z_LOG2, E_LOG2, C_LOG2,

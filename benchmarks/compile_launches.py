@@ -81,7 +81,7 @@ def capture(kernels, call):
     return seen
 
 
-BLOCK, WARPS, LONG = 8192, (4, 8), None   # LONG: the sub-tile of the exact passes (None: the Sampler's)
+BLOCK, WARPS, LONG, REGS = 8192, (4, 8), None, None   # LONG: the sub-tile of the exact passes (None: the Sampler's); REGS: (stage 1, stage 2) caps (verify_plain)
 
 
 def main(what):
@@ -119,7 +119,7 @@ def main(what):
 
     def call_verify_plain():      # the benchmarks' verification: no log-probabilities, dense drafts
         b, gamma = 2, 3
-        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
+        s = Sampler(v, b, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, regs=REGS)
         for i in range(b):
             s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
         s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
@@ -186,8 +186,10 @@ def main(what):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:     # e.g. `sampler 4096 8,8 4096`: tile size, (stage-1, stage-2) warps, long sub-tile
+    if len(sys.argv) > 2:     # e.g. `sampler 4096 8,8 4096`: tile size, (stage-1, stage-2) warps, long sub-tile;
+        # `verify_plain 1024 1,8 1024 128,128`: and (stage-1, stage-2) register caps
         BLOCK = int(sys.argv[2])
         WARPS = tuple(int(w) for w in sys.argv[3].split(",")) if len(sys.argv) > 3 else WARPS
         LONG = int(sys.argv[4]) if len(sys.argv) > 4 else None
+        REGS = tuple(int(r) for r in sys.argv[5].split(",")) if len(sys.argv) > 5 else None
     main(sys.argv[1] if len(sys.argv) > 1 else "sampler")

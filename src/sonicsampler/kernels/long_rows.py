@@ -347,7 +347,7 @@ def nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS: tl.con
     return _key_range(k_lo, hi_key, lo_k >= 0, KEY_BITS)
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                    mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -401,7 +401,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
     return lo_k, f_hi_k, target_k, lo, f_hi, target
 
 
-@triton.jit
+@triton.jit(noinline=True)
 def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
                   mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,

@@ -394,7 +394,7 @@ def untruncated_token(best_ptr, best_idx_ptr, row, Z, V, Z_LOG2: tl.constexpr):
     return tl.min(tl.where(b == tl.max(b), bi, V))
 
 
-@triton.jit(noinline=True)
+@triton.jit
 def lowest_selectable(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                       counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                       Z, BLOCK_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,

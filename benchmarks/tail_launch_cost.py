@@ -10,6 +10,9 @@ the bound. This times, CUDA-graph replay of the standard mix at V = 151936:
 - `plain+tail`: plain, then a tail kernel (132 programs of 8 warps) that reads the rows' MAY_EXCEED
   bits and exits, launched with PDL (it may start once stage 2's programs are all on the GPU);
 - `plain+tail_nopdl`: the same tail without PDL (it starts when stage 2 ends).
+Run 164: the tail cost more than SHARED does, PDL or not (stage 2 never lets a next launch start
+early). With a snapshot whose stage 2 does (`let_next_start` first) on PYTHONPATH, `plain+tail` times
+a tail that runs beside stage 2.
 
     python3 benchmarks/tail_launch_cost.py --rows 1,32,128
 """
@@ -47,10 +50,11 @@ def main():
     ap.add_argument("--rows", default="1,32,128")
     ap.add_argument("--vocab", type=int, default=151936)
     ap.add_argument("--budget-ms", type=float, default=20)
+    ap.add_argument("--variants", default="shared,plain,plain+tail,plain+tail_nopdl,shared")
     a = ap.parse_args()
     orig_plan = Sampler._plan
     for n in map(int, a.rows.split(",")):
-        for variant in ("shared", "plain", "plain+tail", "plain+tail_nopdl", "shared"):
+        for variant in a.variants.split(","):
             if variant == "shared":
                 Sampler._plan = orig_plan
             else:

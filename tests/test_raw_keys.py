@@ -105,3 +105,26 @@ def test_statistics_from_raw_values_give_the_reference_top_p_sets():
     positions = list(range(n))
     out = sample(logits, ps, positions=positions, bound=BOUND, block=BLOCK, emit=EMIT)
     check_against_reference(logits, ps, positions, [[]] * n, [[]] * n, out)
+
+
+@pytest.mark.parametrize("logprobs", [None, BOUND])
+def test_the_refill_in_line_and_out_of_line_gives_the_reference_sets(logprobs):
+    """Stage 2's refill runs out of line (sample.refill_saturated) in launches without top-n
+    log-probabilities and inline (refill_tiles) in those with them (row_distribution's REFILL_CALL).
+    Rows 1 and 2 above need it (tile 3 holds back b; row 2's ties): each row's survivors and their
+    probabilities (the draft distribution) equal reference.probs, in both compiles."""
+    logits = rows(torch.bfloat16)
+    ps = [SamplingParams(temperature=T, top_k=BOUND, seed=i, logprobs=logprobs) for i in range(3)]
+    positions = [7, 8, 9]
+    s = Sampler(V, 3, "cpu", bound=BOUND, block=BLOCK, emit=EMIT, strategy="extract")
+    for i, p in enumerate(ps):
+        s.add_request(i, p)
+    out = s.sample(logits, [0, 1, 2], positions, return_draft_probs=True)
+    assert {plan["rows2"]["REFILL_CALL"] for plan in s._plans.values()} == {logprobs is None}
+    ref = reference.probs(logits, ps, positions=positions)
+    for i in range(3):
+        ids, p = out.draft_probs.token_ids[i, 0], out.draft_probs.probs[i, 0]
+        assert sorted(ids[ids >= 0].tolist()) == sorted(torch.nonzero(ref[i]).flatten().tolist())
+        dense = torch.zeros(V, dtype=torch.float64).index_add_(0, ids[ids >= 0], p[ids >= 0].double())
+        torch.testing.assert_close(dense.float(), ref[i].float(), atol=1e-6, rtol=1e-5)
+    check_against_reference(logits, ps, positions, [[]] * 3, [[]] * 3, out)

@@ -619,7 +619,10 @@ class Sampler:
                      BLOCK_LOG2=_log2(block), LONG_LOG2=_log2(self.long_block), KEY64=key64, IS_BF16=is_bf16,
                      HAS_MASK=has_mask,
                      MAX_BIAS=t.max_bias, NEG_INF_KEY=_NEG_INF_KEY[dtype],
-                     EXACT_UNTRUNCATED=self.exact_untruncated, RAW_KEYS=const1["RAW_KEYS"], num_warps=warps[1],
+                     EXACT_UNTRUNCATED=self.exact_untruncated, RAW_KEYS=const1["RAW_KEYS"],
+                     # the refill out of line except where top-n log-probabilities make stage 2 spill
+                     # around the call (sample.row_distribution)
+                     REFILL_CALL=n_top == 0, num_warps=warps[1],
                      **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(self.long_chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,

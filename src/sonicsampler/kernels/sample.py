@@ -431,13 +431,28 @@ def refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_las
                      Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                      KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                      pend_ptr, n_pend, PENDING: tl.constexpr):
-    """Stage 2's refill of a row's saturated tiles (row_distribution), out of line so that its code
-    stays out of the launches that never run it: re-reads each saturated tile and ranks the keys it
-    held back above the C-th candidate into the sorted candidates, which it reads from and leaves in
-    the refill's scratch (where select_top_sorted put them). Noinline functions take no blocks."""
+    """refill_tiles out of line (row_distribution's REFILL_CALL), so that its code stays out of the
+    launches that never run it. Noinline functions take no blocks: the sorted candidates are read from
+    and left in the refill's scratch (where select_top_sorted put them and merge_tile_above writes)."""
     C: tl.constexpr = 2 ** C_LOG2
-    top = tl.load(selection_scratch(refill_ptr, row, C_LOG2) + C + tl.arange(0, C))
-    lasts = tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2)
+    refill_tiles(tl.load(selection_scratch(refill_ptr, row, C_LOG2) + C + tl.arange(0, C)),
+                 tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2), logits_ptr, stride_row, V, row, slot, flags, remap,
+                 top_last, cand_ptr, refill_ptr, Z, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+
+
+@triton.jit
+def refill_tiles(top, lasts, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
+                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
+                 KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                 pend_ptr, n_pend, PENDING: tl.constexpr):
+    """Stage 2's refill of a row's saturated tiles (row_distribution): re-reads each tile whose last
+    emitted key (`lasts`) is saturated against the C-th candidate `top_last` and ranks the keys it held
+    back above that into the sorted candidates `top`; returns them, also left at selection_scratch + C."""
+    C: tl.constexpr = 2 ** C_LOG2
     marked = saturated(lasts, top_last, remap)
     t = next_marked(marked, -1, 2 ** Z_LOG2)
     while t < Z:  # over the saturated tiles only, in tile order (topk.next_marked)
@@ -461,6 +476,7 @@ def refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_las
         top = merge_tile_above(top, tl.where(emitted, 0, keys), top_last, start,
                                refill_ptr + row * (4 * C), BLOCK_LOG2, C_LOG2, KEY64)
         t = next_marked(marked, t, 2 ** Z_LOG2)
+    return top
 
 
 @triton.jit
@@ -472,7 +488,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                      NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
                      pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False,
-                     RAW_KEYS: tl.constexpr = False):
+                     RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -528,21 +544,33 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # Saturated tiles (last emitted key above the C-th merged key) may hide candidates: re-read
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
-        # indices: it is saturated when that value reaches the C-th key's. The refill is out of line:
-        # inline, its code cost launches that never run it (the bitonic merge it had ~1 us at 128 rows,
-        # run 129g; merge_tile_above inline 0.1-1.4 us more than this call at 1-128 rows, run 162).
+        # indices: it is saturated when that value reaches the C-th key's. REFILL_CALL: the refill out of
+        # line. Inline, its code cost launches that never run it (the bitonic merge it had ~1 us at 128
+        # rows, run 129g; merge_tile_above inline 0.1-1.4 us more than the call at 1-128 rows, run 162).
+        # But launches with top-n log-probabilities spilled around the call (the 1-row graph launch's
+        # stage 2: 60 -> 228 spill instructions, +5-7 us at 1-128 rows, run 166): the host leaves it
+        # inline there.
         if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
-            # The sorted candidates are in the refill's scratch already (select_top_sorted put them
-            # where merge_tile_above writes), so the call passes no block and the result is reloaded.
-            refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
-                             mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
-                             bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, Z_LOG2, E_LOG2, C_LOG2,
-                             BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-            sorted_ptr = selection_scratch(refill_ptr, row, C_LOG2) + C
-            top = tl.load(sorted_ptr + lane)
-            top0 = tl.load(sorted_ptr)
-            top_last = tl.load(sorted_ptr + (C - 1))
-            tl.debug_barrier()
+            if REFILL_CALL:
+                # The sorted candidates are in the refill's scratch already (select_top_sorted put them
+                # where merge_tile_above writes), so the call passes no block and the result is reloaded.
+                refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr,
+                                 Z, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                 pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, Z_LOG2, E_LOG2,
+                                 C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+                sorted_ptr = selection_scratch(refill_ptr, row, C_LOG2) + C
+                top = tl.load(sorted_ptr + lane)
+                top0 = tl.load(sorted_ptr)
+                top_last = tl.load(sorted_ptr + (C - 1))
+                tl.debug_barrier()
+            else:
+                top = refill_tiles(top, lasts, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr,
+                                   refill_ptr, Z, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
+                                   freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                   Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                                   pend_ptr, n_pend, PENDING)
+                top0 = tl.max(top)                                 # the refill keeps `top` sorted
+                top_last = _at(top, lane, C - 1)
     real = (top >> 32) > NEG_INF_KEY                      # a candidate that is not -inf (nor padding)
     any_real = (top0 >> 32) > NEG_INF_KEY
     full = (top_last >> 32) > NEG_INF_KEY                 # all C candidates real (sorted: real ones first)
@@ -846,7 +874,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
                   SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False,
-                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False):
+                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
@@ -878,7 +906,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, n_rows, n_help, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
-                    EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS)
+                    EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS,
+                    REFILL_CALL=REFILL_CALL)
 
 
 @triton.jit
@@ -914,7 +943,8 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                 TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                 EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
-                SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False):
+                SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False,
+                REFILL_CALL: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
@@ -935,7 +965,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS)
+        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL)
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.

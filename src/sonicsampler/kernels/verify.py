@@ -75,7 +75,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr, DRAFT: tl.constexpr,
                EXACT_UNTRUNCATED: tl.constexpr,
                TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
-               RAW_KEYS: tl.constexpr = False):
+               RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     """What target row l of request b does if the walk reaches it (module docstring). Returns its
     token (the accepted draft, the residual or argmax token, or the bonus), its result bits (ROW_*)
     and the token's log-probability (NaN if not asked); stores the row's top-n ids and
@@ -90,7 +90,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-        pend, l, True, RAW_KEYS=RAW_KEYS)
+        pend, l, True, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL)
     bonus = l == n_b
     d = tl.load(pend + l, mask=l < n_b, other=-1).to(tl.int64)
     d_ok = (d >= 0) & (d < V)       # an unchecked device tensor may hold anything: never accepted
@@ -227,7 +227,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, NEG_INF_KEY: tl.constexpr,
                   DRAFT: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
                   TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
-                  PDL: tl.constexpr = False, RAW_KEYS: tl.constexpr = False):
+                  PDL: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     # One program per target row (module docstring); arrived_ptr holds one zeroed counter per request.
     row = tl.program_id(0).to(tl.int64)
     G = gamma + 1
@@ -249,7 +249,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr,
             top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
-            EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N, RAW_KEYS)
+            EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N, RAW_KEYS, REFILL_CALL)
         tl.store(res_tok_ptr + row, tok)
         tl.store(res_bits_ptr + row, res)
         tl.store(res_lp_ptr + row, lp)

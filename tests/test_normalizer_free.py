@@ -1,4 +1,5 @@
-"""Rows whose outputs need no full-vocabulary normalizer (indicator NORMALIZER_FREE: no log-probabilities;
+"""Rows whose outputs need no full-vocabulary processed normalizer (indicator NORMALIZER_FREE: no processed
+log-probabilities;
 greedy, or a top-k within the bound) take only each tile's maximum in stage 1, not its sum of
 exponentials. That maximum must still make the row invalid for a NaN anywhere (either sign, in any
 tile) and for a processed +inf (a raw +inf, or a finite value that the temperature divides past the
@@ -31,9 +32,12 @@ EMIT = 4
     (SamplingParams(top_p=0.9), False),                                          # the nucleus's mass
     (SamplingParams(min_p=0.1), False),
     (SamplingParams(), False),                                                   # untruncated
-    (SamplingParams(top_k=8, logprobs=0), False),                                # log-probabilities
-    (SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"), False),
-    (SamplingParams(top_k=8, logprobs=2), False),
+    (SamplingParams(top_k=8, logprobs=0), True),                                 # raw: the raw normalizer
+    (SamplingParams(top_k=8, logprobs=2), True),
+    (SamplingParams(temperature=0.0, logprobs=3), True),
+    (SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"), False),   # processed ones
+    (SamplingParams(top_k=8, logprobs=2, logprobs_mode="processed"), False),
+    (SamplingParams(top_p=0.9, logprobs=2), False),
 ])
 def test_which_requests_need_no_normalizer(params, free):
     assert bool(indicator_bits(params, V, BOUND) & bits.NORMALIZER_FREE) == free
@@ -59,7 +63,8 @@ def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     gen = torch.Generator().manual_seed(21)
     kinds = [SamplingParams(temperature=0.7, top_k=BOUND, top_p=0.9),        # raw keys
              SamplingParams(top_k=5, repetition_penalty=1.3),                # processed values
-             SamplingParams(temperature=0.0)]                                # greedy: scalar argmax
+             SamplingParams(temperature=0.0),                                # greedy: scalar argmax
+             SamplingParams(temperature=0.8, top_k=6, logprobs=3)]           # raw log-probabilities
     params, bad = [], []
     for k, p in enumerate(kinds):
         for what in ("nan", "neg_nan", "inf", "clean"):
@@ -67,7 +72,8 @@ def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
             bad.append(what)
     params.append(SamplingParams(temperature=0.25, top_k=4, seed=3))      # quotient overflow (below)
     bad.append("overflow")
-    params += [SamplingParams(top_p=0.8, seed=4), SamplingParams(top_k=4, seed=5, logprobs=2)]   # keep the sum
+    params += [SamplingParams(top_p=0.8, seed=4),                         # keep the sum
+               SamplingParams(top_k=4, seed=5, logprobs=2, logprobs_mode="processed")]
     bad += ["nan", "clean"]
     n = len(params)
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, emit=EMIT, strategy=strategy)
@@ -108,7 +114,7 @@ def test_a_slot_readmitted_takes_its_new_requests_bit():
     s.add_request(1, SamplingParams(top_p=0.9))
     assert [free(0), free(1)] == [True, False]
     s.remove_request(0)
-    s.add_request(0, SamplingParams(temperature=0.0, logprobs=0))
+    s.add_request(0, SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"))
     s.remove_request(1)
     assert [free(0), free(1)] == [False, False]
     s.add_request(1, SamplingParams(top_k=BOUND, temperature=0.5))

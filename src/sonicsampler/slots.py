@@ -37,11 +37,12 @@ def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
 
 
 def normalizer_free(p: SamplingParams, vocab_size: int, bound: int) -> bool:
-    """Whether nothing a request's rows output depends on the full vocabulary's normalizer (indicator
-    NORMALIZER_FREE): no log-probabilities, and a token settled by the candidates alone, the argmax of
-    a greedy request or a draw from a top-k within the bound (whatever top-p or min-p then cut: they
-    act inside the k). Its validity needs only each tile's maximum."""
-    if p.logprobs is not None:
+    """Whether nothing a request's rows output depends on the full vocabulary's processed normalizer
+    (indicator NORMALIZER_FREE): no processed log-probabilities (raw ones take the raw normalizer,
+    which stage 1 sums apart), and a token settled by the candidates alone, the argmax of a greedy
+    request or a draw from a top-k within the bound (whatever top-p or min-p then cut: they act inside
+    the k). Its validity needs only each tile's maximum."""
+    if p.logprobs is not None and p.logprobs_mode != "raw":
         return False
     return p.greedy or (p.top_k_active(vocab_size) and p.top_k <= bound)
 

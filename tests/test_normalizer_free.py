@@ -1,6 +1,6 @@
-"""Rows whose outputs need no full-vocabulary processed normalizer (indicator NORMALIZER_FREE: no processed
-log-probabilities;
-greedy, or a top-k within the bound) take only each tile's maximum in stage 1, not its sum of
+"""Rows whose outputs need no full-vocabulary processed normalizer (indicator NORMALIZER_FREE: a top-k within
+the bound, with or without log-probabilities; greedy, unless it asks for processed log-probabilities) take
+only each tile's maximum in stage 1, not its sum of
 exponentials. That maximum must still make the row invalid for a NaN anywhere (either sign, in any
 tile) and for a processed +inf (a raw +inf, or a finite value that the temperature divides past the
 largest float), and leave every other row as the reference has it."""
@@ -35,8 +35,9 @@ EMIT = 4
     (SamplingParams(top_k=8, logprobs=0), True),                                 # raw: the raw normalizer
     (SamplingParams(top_k=8, logprobs=2), True),
     (SamplingParams(temperature=0.0, logprobs=3), True),
-    (SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"), False),   # processed ones
-    (SamplingParams(top_k=8, logprobs=2, logprobs_mode="processed"), False),
+    (SamplingParams(top_k=8, logprobs=2, logprobs_mode="processed"), True),     # over the k's survivors
+    (SamplingParams(temperature=0.0, logprobs=0, logprobs_mode="processed"), False),   # over all tokens
+    (SamplingParams(temperature=0.0, top_p=0.5, logprobs=2, logprobs_mode="processed"), False),
     (SamplingParams(top_p=0.9, logprobs=2), False),
 ])
 def test_which_requests_need_no_normalizer(params, free):
@@ -64,7 +65,8 @@ def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     kinds = [SamplingParams(temperature=0.7, top_k=BOUND, top_p=0.9),        # raw keys
              SamplingParams(top_k=5, repetition_penalty=1.3),                # processed values
              SamplingParams(temperature=0.0),                                # greedy: scalar argmax
-             SamplingParams(temperature=0.8, top_k=6, logprobs=3)]           # raw log-probabilities
+             SamplingParams(temperature=0.8, top_k=6, logprobs=3),           # raw log-probabilities
+             SamplingParams(temperature=0.9, top_k=5, logprobs=2, logprobs_mode="processed")]   # processed
     params, bad = [], []
     for k, p in enumerate(kinds):
         for what in ("nan", "neg_nan", "inf", "clean"):
@@ -73,7 +75,7 @@ def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     params.append(SamplingParams(temperature=0.25, top_k=4, seed=3))      # quotient overflow (below)
     bad.append("overflow")
     params += [SamplingParams(top_p=0.8, seed=4),                         # keep the sum
-               SamplingParams(top_k=4, seed=5, logprobs=2, logprobs_mode="processed")]
+               SamplingParams(temperature=0.0, seed=5, logprobs=2, logprobs_mode="processed")]
     bad += ["nan", "clean"]
     n = len(params)
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, emit=EMIT, strategy=strategy)

@@ -38,13 +38,15 @@ def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
 
 def normalizer_free(p: SamplingParams, vocab_size: int, bound: int) -> bool:
     """Whether nothing a request's rows output depends on the full vocabulary's processed normalizer
-    (indicator NORMALIZER_FREE): no processed log-probabilities (raw ones take the raw normalizer,
-    which stage 1 sums apart), and a token settled by the candidates alone, the argmax of a greedy
-    request or a draw from a top-k within the bound (whatever top-p or min-p then cut: they act inside
-    the k). Its validity needs only each tile's maximum."""
-    if p.logprobs is not None and p.logprobs_mode != "raw":
-        return False
-    return p.greedy or (p.top_k_active(vocab_size) and p.top_k <= bound)
+    (indicator NORMALIZER_FREE); its validity then needs only each tile's maximum. So it is for a
+    top-k within the bound: the token is a draw from the k (whatever top-p or min-p then cut: they act
+    inside the k), and processed log-probabilities are over those survivors; raw ones take the raw
+    normalizer, which stage 1 sums apart. And for a greedy request (the argmax) unless it asks for
+    processed log-probabilities, which without such a top-k are over survivors that may reach past
+    the candidates."""
+    if p.top_k_active(vocab_size) and p.top_k <= bound:
+        return True
+    return p.greedy and (p.logprobs is None or p.logprobs_mode == "raw")
 
 
 def indicator_bits(p: SamplingParams, vocab_size: int, bound: int = 128) -> int:

@@ -1,9 +1,9 @@
-"""Rows whose outputs need no full-vocabulary processed normalizer (indicator NORMALIZER_FREE: a top-k within
-the bound, with or without log-probabilities; greedy, unless it asks for processed log-probabilities) take
-only each tile's maximum in stage 1, not its sum of
-exponentials. That maximum must still make the row invalid for a NaN anywhere (either sign, in any
-tile) and for a processed +inf (a raw +inf, or a finite value that the temperature divides past the
-largest float), and leave every other row as the reference has it."""
+"""Rows whose outputs need no full-vocabulary processed normalizer (indicator NORMALIZER_FREE: a top-k
+within the bound, with or without log-probabilities; greedy, unless it asks for processed
+log-probabilities) take only each tile's maximum in stage 1, not its sum of exponentials. That maximum
+must still make the row invalid for a NaN anywhere (either sign, in any tile) and for a processed +inf
+(a raw +inf, or a finite value that the temperature divides past the largest float), and leave every
+other row as the reference has it."""
 import dataclasses
 
 import pytest
@@ -58,7 +58,7 @@ def _neg_nan(dtype):
                                             (torch.float32, "extract"), (torch.bfloat16, "rank")])
 def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     """Free rows of each stage-1 path (raw keys: temperature alone; processed: a penalty; greedy's scalar
-    argmax) with a NaN of either sign far from the maximum, a +inf, and a finite maximum whose
+    argmax; top-k rows with raw or processed log-probabilities) with a NaN of either sign far from the maximum, a +inf, and a finite maximum whose
     quotient overflows, beside clean free rows and rows that keep the sum: validity, tokens and counts
     equal the reference's. Fails if the invalid flag reads the sum alone (a free row's sum is 1)."""
     gen = torch.Generator().manual_seed(21)

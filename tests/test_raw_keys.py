@@ -111,8 +111,8 @@ def test_statistics_from_raw_values_give_the_reference_top_p_sets():
 def test_the_refill_in_line_and_out_of_line_gives_the_reference_sets(logprobs):
     """Stage 2's refill runs out of line (sample.refill_saturated) in launches without top-n
     log-probabilities and inline (refill_tiles) in those with them (row_distribution's REFILL_CALL).
-    Rows 1 and 2 above need it (tile 3 holds back b; row 2's ties): each row's survivors and their
-    probabilities (the draft distribution) equal reference.probs, in both compiles."""
+    Row 1 above needs it (tile 3 holds back b): each row's survivors and their probabilities (the draft
+    distribution) equal reference.probs, in both compiles."""
     logits = rows(torch.bfloat16)
     ps = [SamplingParams(temperature=T, top_k=BOUND, seed=i, logprobs=logprobs) for i in range(3)]
     positions = [7, 8, 9]

@@ -58,9 +58,9 @@ def _neg_nan(dtype):
                                             (torch.float32, "extract"), (torch.bfloat16, "rank")])
 def test_rows_without_the_sum_still_flag_nan_and_inf(dtype, strategy):
     """Free rows of each stage-1 path (raw keys: temperature alone; processed: a penalty; greedy's scalar
-    argmax; top-k rows with raw or processed log-probabilities) with a NaN of either sign far from the maximum, a +inf, and a finite maximum whose
-    quotient overflows, beside clean free rows and rows that keep the sum: validity, tokens and counts
-    equal the reference's. Fails if the invalid flag reads the sum alone (a free row's sum is 1)."""
+    argmax; top-k rows with raw or processed log-probabilities) with a NaN of either sign far from the
+    maximum, a +inf, and a finite maximum whose quotient overflows, beside clean free rows and rows that
+    keep the sum: validity, tokens and counts equal the reference's. Fails if the invalid flag reads the sum alone (a free row's sum is 1)."""
     gen = torch.Generator().manual_seed(21)
     kinds = [SamplingParams(temperature=0.7, top_k=BOUND, top_p=0.9),        # raw keys
              SamplingParams(top_k=5, repetition_penalty=1.3),                # processed values

@@ -12,7 +12,9 @@ the bound. This times, CUDA-graph replay of the standard mix at V = 151936:
 - `plain+tail_nopdl`: the same tail without PDL (it starts when stage 2 ends).
 Run 164: the tail cost more than SHARED does, PDL or not (stage 2 never lets a next launch start
 early). With a snapshot whose stage 2 does (`let_next_start` first) on PYTHONPATH, `plain+tail` times
-a tail that runs beside stage 2.
+a tail that runs beside stage 2. Run 165: then the tail costs 0.5 us at 1 row (a net ~1 us against
+SHARED) but 1.5 / 3.2 us at 32 / 128 rows, where stage 2's programs fill the SMs it waits for
+(docs/PERFORMANCE.md, session 30).
 
     python3 benchmarks/tail_launch_cost.py --rows 1,32,128
 """

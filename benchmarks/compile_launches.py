@@ -12,6 +12,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
     python -m benchmarks.compile_launches standard1_graph 4096 8,8   # ... as the CUDA-graph path launches it
     python -m benchmarks.compile_launches logprobs1_graph 4096 8,8   # ... with top-20 raw log-probabilities
+    python -m benchmarks.compile_launches draft1_graph 4096 8,8      # ... returning draft distributions
     python -m benchmarks.compile_launches topk 1024 1,8   # the top-k (k = 128) at the 32-row configuration
 SASS_DIR=<folder> also writes each launch's disassembly there.
 """
@@ -149,23 +150,26 @@ def main(what):
             s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
-    def call_standard1(slots=(0,), positions=(0,), **extra):   # the standard mix as the table runs it at 1 row
-        # (rank, emit 16; `standard1 4096 8,8`); extra: more SamplingParams
+    def call_standard1(slots=(0,), positions=(0,), draft=False, **extra):   # the standard mix as the table runs
+        # it at 1 row (rank, emit 16; `standard1 4096 8,8`); extra: more SamplingParams; draft: return_draft_probs
         s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="rank", emit=16)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=0, **extra))
-        s.sample(torch.randn(1, v).to(torch.bfloat16), slots, positions)
+        s.sample(torch.randn(1, v).to(torch.bfloat16), slots, positions, return_draft_probs=draft)
 
-    def call_standard1_graph(**extra):   # standard1 as the CUDA-graph path launches it (device slots: stage 2's
-        # SHARED variant with helpers); CPU slot tensors are taken as device ones, as a GPU's would be
+    def call_standard1_graph(draft=False, **extra):   # standard1 as the CUDA-graph path launches it (device
+        # slots: stage 2's SHARED variant with helpers); CPU slot tensors are taken as device ones, as a GPU's would be
         orig = Sampler.on_host
         Sampler.on_host = staticmethod(lambda values: not torch.is_tensor(values))
         try:
-            call_standard1(torch.tensor([0]), torch.tensor([0]), **extra)
+            call_standard1(torch.tensor([0]), torch.tensor([0]), draft, **extra)
         finally:
             Sampler.on_host = orig
 
     def call_logprobs1_graph():   # ... with top-20 raw log-probabilities (sampler_mix's standard_logprobs)
         call_standard1_graph(logprobs=20)
+
+    def call_draft1_graph():      # ... returning the draft distributions (return_draft_probs=True)
+        call_standard1_graph(draft=True)
 
     def call_topk():              # the top-k, k = 128, extract with 8 emitted per tile (the table's from 4 rows up)
         from sonicsampler.topk import topk
@@ -178,7 +182,8 @@ def main(what):
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
-             "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph, "topk": call_topk}
+             "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,
+             "draft1_graph": call_draft1_graph, "topk": call_topk}
     for fn, args, kwargs in capture([sample_stage1, sample_stage2, topk_stage1, topk_stage2, verify_stage2,
                                      raw_top_fill], calls[what]):
         warps = kwargs.pop("num_warps", 4)

@@ -4,7 +4,8 @@ rounding to the input dtype are monotone, so the raw order is the processed one 
 values' quotients round together: such a class must then come out in index order, as the reference
 ranks it. The rows below put such a class where each part of the selection decides it: split by the
 C-th place inside one tile list, held back by a tile whose last emitted key is the C-th key itself
-(stage 2's refill), and in the middle of the candidates."""
+(stage 2's refill), and in the middle of the candidates. The last tests run stage 2's refill in both of its
+compiles (out of line and inline), in the sampler and in verification."""
 import pytest
 import torch
 
@@ -128,3 +129,25 @@ def test_the_refill_in_line_and_out_of_line_gives_the_reference_sets(logprobs):
         dense = torch.zeros(V, dtype=torch.float64).index_add_(0, ids[ids >= 0], p[ids >= 0].double())
         torch.testing.assert_close(dense.float(), ref[i].float(), atol=1e-6, rtol=1e-5)
     check_against_reference(logits, ps, positions, [[]] * 3, [[]] * 3, out)
+
+
+@pytest.mark.parametrize("logprobs", [None, BOUND])
+def test_verifications_refill_in_line_and_out_of_line(logprobs):
+    """Verification's stage 2 shares row_distribution and the plan's REFILL_CALL. Eight tokens of equal
+    value, six of them in tile 1, which emits four: the other two come only from the refill, and the
+    top-8 draw is uniform over all eight. With no drafts each request's token is its row's own draw:
+    16 requests (each with its own seed) equal the reference's tokens, some of them held-back ones."""
+    n = 16
+    x = torch.full((n, V), -8.0)
+    x[:, [64, 65, 66, 67, 68, 69, 300, 400]] = 5.0
+    logits = x.to(torch.bfloat16)
+    ps = [SamplingParams(top_k=BOUND, seed=i, logprobs=logprobs) for i in range(n)]
+    positions = list(range(3, 3 + n))
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, emit=EMIT, strategy="extract")
+    for i, p in enumerate(ps):
+        s.add_request(i, p)
+    out = s.verify(logits, torch.zeros((n, 0), dtype=torch.int64), list(range(n)), positions)
+    assert {plan["rows2"]["REFILL_CALL"] for plan in s._plans.values()} == {logprobs is None}
+    ref = reference.sample(logits, ps, positions=positions).tokens
+    assert {68, 69} & set(ref.tolist())                  # the test reaches the refilled tokens
+    assert torch.equal(out.tokens[:, 0], ref)

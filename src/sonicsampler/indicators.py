@@ -16,9 +16,10 @@ TOP_LOGPROBS = 1 << 12          # top-n log-probabilities asked (n >= 1)
 # The request's truncated set may hold more than the Sampler's bound (min-p or top-p without a top-k within
 # the bound, or a top-k above it): stage 2's SHARED variant shares exact passes only in batches with such a row.
 MAY_EXCEED = 1 << 13
-# The request's outputs need no full-vocabulary normalizer: no log-probabilities, and a set settled by its
-# candidates whatever the statistics say (greedy: the argmax; a top-k within the bound). Stage 1 then takes
-# only each tile's maximum (which still flags NaN and +inf), not its sum of exponentials.
+# The request's outputs need no full-vocabulary processed normalizer (slots.normalizer_free): a top-k within
+# the bound (its set and processed log-probabilities are the candidates'), or greedy (the argmax) without
+# processed log-probabilities. Stage 1 then takes only each tile's maximum (which still flags NaN and
+# +inf), not its sum of exponentials of processed values (raw log-probabilities have their own sum).
 NORMALIZER_FREE = 1 << 14
 
 # Processing that can change the order of tokens (raw top-n log-probabilities then need their own pass).

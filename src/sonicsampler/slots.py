@@ -39,8 +39,8 @@ def may_exceed(p: SamplingParams, vocab_size: int, bound: int) -> bool:
 def normalizer_free(p: SamplingParams, vocab_size: int, bound: int) -> bool:
     """Whether nothing a request's rows output depends on the full vocabulary's processed normalizer
     (indicator NORMALIZER_FREE); its validity then needs only each tile's maximum. So it is for a
-    top-k within the bound: the token is a draw from the k (whatever top-p or min-p then cut: they act
-    inside the k), and processed log-probabilities are over those survivors; raw ones take the raw
+    top-k within the bound: the token is a draw from the k (the survivors of min-p and top-p lie within
+    the k too), and processed log-probabilities are over those survivors; raw ones take the raw
     normalizer, which stage 1 sums apart. And for a greedy request (the argmax) unless it asks for
     processed log-probabilities, which without such a top-k are over survivors that may reach past
     the candidates."""

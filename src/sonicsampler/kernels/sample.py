@@ -256,8 +256,9 @@ def sample_stage1(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         tl.store(st + 2, m_r)
         tl.store(st + 3, s_r)
     skip = untruncated_alone(flags, SKIP_UNTRUNCATED)   # greedy rows alone skip the emission further down
-    # A row whose outputs need no full-vocabulary normalizer (greedy, or a top-k within the bound, with no
-    # log-probabilities) takes each tile's maximum alone: no exponential per token.
+    # A row whose outputs need no full-vocabulary processed normalizer (NORMALIZER_FREE: a top-k within the
+    # bound, or greedy without processed log-probabilities) takes each tile's maximum alone: no exponential
+    # of processed values per token (raw log-probabilities' sum is taken above).
     free = (flags & NORMALIZER_FREE) != 0
     if RAW_KEYS:
         tl.static_assert(STRATEGY != "rank", "RAW_KEYS: the host leaves it off for the rank strategy")
@@ -494,7 +495,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
 
     Returns candidate token ids (C, rank order), which lanes are real candidates, their raw and
     processed values, the survivors `keep`, the final distribution's log-normalizer (p = exp(x -
-    log_final) on `keep`), the full-vocabulary processed log-normalizer, validity, exactness, the mass
+    log_final) on `keep`), the full-vocabulary processed log-normalizer (for a NORMALIZER_FREE row only a
+    bound of it, which none of its outputs reads), validity, exactness, the mass
     the bound dropped, whether the row takes the exact untruncated path, min-p's threshold, the
     values the candidates are ranked on (processed, rounded to the input dtype), the first candidate's
     token id (the greedy token of a row with candidates; 0 if none), a stabiliser m of the candidates'
@@ -545,8 +547,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # them and merge their best keys below the ones already emitted (kernels/topk.py explains why
         # that is exact). A tile of a remapped row may hold back keys of its last key's value with lower
         # indices: it is saturated when that value reaches the C-th key's. REFILL_CALL: the refill out of
-        # line. Inline, its code cost launches that never run it (the bitonic merge it had ~1 us at 128
-        # rows, run 129g; merge_tile_above inline 0.1-1.4 us more than the call at 1-128 rows, run 162).
+        # line. Inline, its code cost launches that never run it (the bitonic merge it had cost ~1 us at
+        # 128 rows, run 129g; merge_tile_above inline 0.1-1.4 us more than the call at 1-128 rows, run 162).
         # But launches with top-n log-probabilities spilled around the call (the 1-row graph launch's
         # stage 2: 60 -> 228 spill instructions, +5-7 us at 1-128 rows, run 166): the host leaves it
         # inline there.

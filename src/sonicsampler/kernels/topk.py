@@ -296,7 +296,8 @@ def topk_stage1(logits_ptr, stride_row, V, cand_ptr, scratch_ptr, nan_ptr, Z,
 @triton.jit
 def selection_scratch(refill_ptr, row, C_LOG2: tl.constexpr):
     """The row's 2C 64-bit words for stage 2's selection, inside its refill scratch (4C keys of 32 or
-    64 bits: at least 2C words). The selection is done with it before any refill starts."""
+    64 bits: at least 2C words). Words C..2C-1 then hold the sorted candidates, where merge_tile_above
+    reads and writes them during a refill (the sampler's out-of-line refill relies on it)."""
     return (refill_ptr + row * (4 * 2 ** C_LOG2)).to(tl.pointer_type(tl.uint64))
 
 
@@ -348,7 +349,8 @@ def merge_tile_above(top, keys, kth, tile_start, scratch, BLOCK_LOG2: tl.constex
     (the sampler's: its C-th), e.g. the threshold from before the first refilled tile: nothing at or
     below it can enter the top k. Those few keys (usually fewer than C; if more, the tile's best C of
     them, by a bitwise search) are compacted through `scratch` (4C keys of this row) and ranked against
-    `top` and each other, X at a time, each stored at its rank. The bitonic selection of the tile's best C
+    `top` and each other, X at a time, each stored at its rank in the scratch's 64-bit words C..2C-1
+    (selection_scratch + C), where the merged list stays. The bitonic selection of the tile's best C
     (tile_topk) and merge it replaced took ~85 compare-exchange rounds, ~7 us of a 32-row launch's
     stage 2 per refilled tile (run 154), and its code made stage 2 slower where no tile was refilled
     (docs/PERFORMANCE.md, session 29)."""

@@ -437,24 +437,23 @@ def refill_saturated(logits_ptr, stride_row, V, row, slot, flags, remap, top_las
     and left in the refill's scratch (where select_top_sorted put them and merge_tile_above writes)."""
     C: tl.constexpr = 2 ** C_LOG2
     refill_tiles(tl.load(selection_scratch(refill_ptr, row, C_LOG2) + C + tl.arange(0, C)),
-                 tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2), logits_ptr, stride_row, V, row, slot, flags, remap,
-                 top_last, cand_ptr, refill_ptr, Z, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
-                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                 saturated(tile_lasts(cand_ptr, row, Z, Z_LOG2, E_LOG2), top_last, remap), logits_ptr, stride_row,
+                 V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z, mask_ptr, mask_stride, token_bits_ptr,
+                 words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
 
 
 @triton.jit
-def refill_tiles(top, lasts, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
+def refill_tiles(top, marked, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr, refill_ptr, Z,
                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                  bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                  KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                  pend_ptr, n_pend, PENDING: tl.constexpr):
-    """Stage 2's refill of a row's saturated tiles (row_distribution): re-reads each tile whose last
-    emitted key (`lasts`) is saturated against the C-th candidate `top_last` and ranks the keys it held
-    back above that into the sorted candidates `top`; returns them, also left at selection_scratch + C."""
+    """Stage 2's refill of a row's saturated tiles (row_distribution): re-reads each tile `marked`
+    saturated against the C-th candidate `top_last` (`saturated`) and ranks the keys it held back above
+    that into the sorted candidates `top`; returns them, also left at selection_scratch + C."""
     C: tl.constexpr = 2 ** C_LOG2
-    marked = saturated(lasts, top_last, remap)
     t = next_marked(marked, -1, 2 ** Z_LOG2)
     while t < Z:  # over the saturated tiles only, in tile order (topk.next_marked)
         last_t = last_emitted(cand_ptr, row, Z, t, E_LOG2)
@@ -552,7 +551,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
         # But launches with top-n log-probabilities spilled around the call (the 1-row graph launch's
         # stage 2: 60 -> 228 spill instructions, +5-7 us at 1-128 rows, run 166): the host leaves it
         # inline there.
-        if (tl.sum(saturated(lasts, top_last, remap).to(tl.int32)) > 0) & ~skip:
+        marked = saturated(lasts, top_last, remap)
+        if (tl.sum(marked.to(tl.int32)) > 0) & ~skip:
             if REFILL_CALL:
                 # The sorted candidates are in the refill's scratch already (select_top_sorted put them
                 # where merge_tile_above writes), so the call passes no block and the result is reloaded.
@@ -566,7 +566,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                 top_last = tl.load(sorted_ptr + (C - 1))
                 tl.debug_barrier()
             else:
-                top = refill_tiles(top, lasts, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr,
+                top = refill_tiles(top, marked, logits_ptr, stride_row, V, row, slot, flags, remap, top_last, cand_ptr,
                                    refill_ptr, Z, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
                                    freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                    Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,

@@ -83,7 +83,8 @@ def capture(kernels, call):
     return seen
 
 
-BLOCK, WARPS, LONG, REGS = 8192, (4, 8), None, None   # LONG: the sub-tile of the exact passes (None: the Sampler's); REGS: (stage 1, stage 2) caps (verify_plain)
+# LONG: the sub-tile of the exact passes (None: the Sampler's); REGS: (stage 1, stage 2) register caps (verify_plain)
+BLOCK, WARPS, LONG, REGS = 8192, (4, 8), None, None
 
 
 def main(what):

@@ -778,11 +778,12 @@ def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl
 def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypatch):
     """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
     rows on values around 10 (not straddling 0, where keys are dense) with nuclei of 2x-18x the bound
-    of 32, alone, after a top-k of 100 or 200 (4 passes of its own), or after min-p. The full search
-    takes 4 passes per 16-bit cut, then the final pass: 5, 9, 5, 5, 9, 9 passes (what the board's done
-    counters show). Bounded, each top-p cut takes 2. The last row's top-p 0.99 after a top-k of 100 takes
-    3 from its candidates' bound alone (u ~9 below the maximum: ~260 keys) and 2 from the top-k cut's key
-    up (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
+    of 32, alone, after a top-k of 100 or 200 (2 passes of its own), or after min-p. The full search
+    takes 2 passes per 16-bit cut (a digit of 8 bits each), then the final pass: 3, 5, 3, 3, 5, 5 passes
+    (what the board's done counters show). Bounded, each top-p cut takes 1: 2, 4, 2, 2, 4, 4. The last
+    row's top-p 0.99 after a top-k of 100 would take 2 from its candidates' bound alone (u ~9 below the
+    maximum: ~260 keys, more than one pass's 254) and takes 1 from the top-k cut's key up
+    (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
     each top-p search starts over after its first pass: one pass more than the full search, and the
     same tokens and log-probabilities as the reference's either way."""
     if bounds == "broken":
@@ -810,7 +811,7 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
         == [470, 18, 582, 470, 1, 99]
     board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
     passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
-    assert passes == ([3, 7, 3, 3, 7, 7] if bounds == "held" else [6, 10, 6, 6, 10, 10])
+    assert passes == ([2, 4, 2, 2, 4, 4] if bounds == "held" else [4, 6, 4, 4, 6, 6])
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

@@ -19,7 +19,7 @@ from . import indicators as bits
 from . import verification
 from .errors import SamplingInputError
 from .kernels import INTERPRETED
-from .kernels import shared_sets
+from .kernels import long_rows, shared_sets
 from .kernels.sample import sample_stage1, sample_stage2
 from .kernels.verify import verify_stage2
 from .launch import Launcher, int_spec, tensor_spec
@@ -477,7 +477,7 @@ class Sampler:
                 *self.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"],
                 sc["stats"], sc["best"], sc["best_idx"], sc["refill"], plan["z"], result.tokens, result.valid.view(i8),
                 result.logprob, top_ids, top_lp, result.exact.view(i8), result.dropped_mass, sc["raw_lse"], n_top,
-                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["part"], sc["tb"], n,
+                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["part"], sc["tb"], sc["hist"], n,
                 plan["help"], self.long_claim)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
@@ -593,12 +593,15 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results, and the weight tied at each cut's key before each chunk.
+                   # partial results (a search pass's integer sums in "hist"; verification's passes use
+                   # the first long_rows.DIGITS words of each row's), and the weight tied at each cut's key
+                   # before each chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
-                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev)}
+                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
+                   "hist": sc.get("hist", n * self.long_chunks * long_rows.DIGITS.value, torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,

@@ -86,6 +86,10 @@ class SlotTable:
     def __init__(self, vocab_size: int, max_slots: int, device, max_bias: int = 64, bound: int = 128):
         if vocab_size < 1 or max_slots < 1:
             raise ValueError(f"vocab_size and max_slots must be >= 1, got {vocab_size}, {max_slots}")
+        if vocab_size >= 2 ** 24:
+            # The exact passes hold token ids as fp32 values and sum a row's weights as integers
+            # (kernels/long_rows.py): both exact below 2**24 tokens.
+            raise ValueError(f"vocab_size must be below 2**24, got {vocab_size}")
         self.vocab_size, self.max_slots, self.max_bias = vocab_size, max_slots, max_bias
         self.bound = bound   # the candidates per row (indicator bit MAY_EXCEED)
         # A concrete device ("cuda" -> "cuda:N"): tensors report their index, so that comparisons of

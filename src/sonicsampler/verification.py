@@ -271,7 +271,7 @@ def verify(sampler, target_logits, draft_token_ids, slots, positions, *, num_dra
         lambda: (target_logits, stride, v, slots_dev, t.max_slots, pos_dev, t.flags,
                  *sampler.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed,
                  drafts, gamma, counts_dev, q_arg, *q_strides, ids_arg, *qi_strides, k,
-                 sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], z,
+                 sc["cand"], sc["stats"], sc["best"], sc["best_idx"], sc["refill"], sc["hist"], z,
                  res_tok, res_bits, res_lp, arrived, tokens, n_emit, n_acc, valid.view(i8), logprob, exact.view(i8),
                  t.n_logprobs, sc["raw_lse"], top_ids, top_lp, n_top),
         vp["consts2"], _DYNAMIC2)

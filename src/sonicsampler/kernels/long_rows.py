@@ -12,11 +12,14 @@ tied tokens with lower ids) is below target; the trivial cut (-1, 0, inf) keeps 
 - The top-k cut weighs each token 1 and has target k: lo is the k-th largest key of the min-p set.
 - The top-p cut weighs each token by its mass, among the top-k cut's tokens, and has target p times
   their total mass: lo is the largest key T whose mass at or above it still reaches the target.
-`long_set_bound` finds each cut a request needs by a 16-way search over the keys: 4 passes for
-16-bit keys, 8 for 32-bit ones (each pass sums the weight in 16 key intervals at once). Min-p alone
-needs no search: its threshold is known. A top-p cut's search starts from a narrower range where the
-candidates bound it (nucleus_start): for 16-bit keys one or two passes fewer when the nucleus lies
-in a few octaves of values, and one extra pass, never another cut key, when the bounds do not hold.
+`long_set_bound` finds each cut a request needs by a search over the keys, one 8-bit digit a pass: 2
+passes for 16-bit keys, 4 for 32-bit ones. Each pass sums the weight in 256 key intervals at once, as
+integers (round(weight * FIX)) that each token adds by an atomic into its chunk's 256 words: exact
+sums, the same whatever the order of the atomics, the chunking or the path of the search. (Until
+session 31 a pass summed 16 intervals in lane-wise registers: twice the passes.) Min-p alone needs no
+search: its threshold is known. A top-p cut's search starts from a narrower range where the
+candidates bound it (nucleus_start): for 16-bit keys one pass fewer when the nucleus spans at most 254
+keys, and one extra pass, never another cut key, when the bounds do not hold.
 
 `long_set_pass` then walks the row once: it sums the set's mass (its exact log-normalizer), tells
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
@@ -30,7 +33,7 @@ A pass in one program is bound by its latency, not by bandwidth. What keeps it s
   stage-1 tile in the CPU tests, so that every carry between sub-tiles is exercised), each loaded
   while the one before is processed (the next sub-tile's logits are a loop-carried value);
 - lane-wise running results, reduced once after a pass: the draw's argmax, mass and membership of d,
-  and the search's sixteen sums, instead of block reductions per sub-tile;
+  instead of block reductions per sub-tile; the search's sums go straight to memory by atomics;
 - a trivial cut costs nothing: only a real cut scans its tied tokens (a block scan per sub-tile);
 - 16-bit rows carry their value keys alone, in 32 bits, and decode a rank value only for min-p.
 """
@@ -48,6 +51,15 @@ from .tile import load_tile, process_tile
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
 TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
+
+# A search pass splits its key range into 2**DIGIT_BITS intervals (one digit of the key per pass).
+DIGIT_BITS = tl.constexpr(8)
+DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
+# A search pass's weights are summed as integers: round(weight * FIX), weight <= 1 (a count, or a mass
+# relative to exp(m), m the row's maximum), so that the sums are exact and do not depend on the order
+# in which atomics add them. Below 2**24 tokens a row's sum stays below 2**63.
+FIX = tl.constexpr(2.0 ** 39)
+INV_FIX = tl.constexpr(2.0 ** -39)
 
 
 @triton.jit
@@ -132,20 +144,6 @@ def _final_combine(sa1, ia1, sb1, ib1, m1, d1, sa2, ia2, sb2, ib2, m2, d2):
 
 
 @triton.jit
-def _add16(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15,
-           b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15):
-    return a0 + b0, a1 + b1, a2 + b2, a3 + b3, a4 + b4, a5 + b5, a6 + b6, a7 + b7, \
-        a8 + b8, a9 + b9, a10 + b10, a11 + b11, a12 + b12, a13 + b13, a14 + b14, a15 + b15
-
-
-@triton.jit
-def _at_digit(acc, dj, weight, J: tl.constexpr):
-    """Lane-wise running weight of the tokens whose search digit is J (key in the J-th of the 16
-    intervals the pass splits its range into)."""
-    return acc + tl.where(dj == J, weight, 0.0)
-
-
-@triton.jit
 def _pick(j, J: tl.constexpr, v):
     return tl.where(j == J, v, 0.0)
 
@@ -156,39 +154,45 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
-               t0, t1, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+               t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
                pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
-    weight of the tokens tied at each cut's key in the sub-tiles before t0). Returns 16 partial
-    results, which chunks of a pass add (search) or combine in index order (final):
-    - a search pass (final False): the weight, by count or by mass relative to exp(m), of the top-k
-      cut's tokens whose key lies in each of the 16 intervals [s_lo + j * 2**shift, + 2**shift). Per
-      interval rather than at-or-above, so that the tokens tied at the cut's key (the last pass's
-      interval jj, of width 1) have their own sum per chunk. `clamped` (a narrowed first pass,
-      nucleus_start): keys below the range count in interval 0, keys above it in interval 15.
-    - the final pass: [0] the Gumbel-max score over the set on `stream` and [1] its token (fp32),
-      [2] the set's mass relative to exp(m), [3] whether token d is in it (0 / 1); with `residual`
-      (verification's rejected draft d, q given as DRAFT says), [0, 1] are the residual max(0, p - q)'s
-      Gumbel-max (p = exp(x - log_final) on the set), [4, 5] p's own and [6] the residual mass.
+    weight of the tokens tied at each cut's key in the sub-tiles before t0).
+    - A search pass (final False) adds, into this chunk's DIGITS int64 words at hist_ptr (zeroed here
+      first), the weight of the top-k cut's tokens whose key lies in each of the intervals
+      [s_lo + j * 2**shift, + 2**shift): by count, or by mass relative to exp(m), as integers
+      round(weight * FIX), by atomics (integer sums: the same whatever their order). Per interval
+      rather than at-or-above, so that the tokens tied at the cut's key (the last pass's interval jj,
+      of width 1) have their own sum per chunk. `clamped` (a narrowed first pass, nucleus_start): keys
+      below the range count in interval 0, keys above it in the last. Returns 16 zeros.
+    - The final pass returns 16 partial results, which chunks combine in index order: [0] the
+      Gumbel-max score over the set on `stream` and [1] its token (fp32), [2] the set's mass relative
+      to exp(m), [3] whether token d is in it (0 / 1); with `residual` (verification's rejected draft
+      d, q given as DRAFT says), [0, 1] are the residual max(0, p - q)'s Gumbel-max (p = exp(x -
+      log_final) on the set), [4, 5] p's own and [6] the residual mass.
     `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
     code) or a constexpr (verification's passes, which compile only the one they call)."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
-    # Running results, lane-wise, reduced once after the loop (module docstring). The final pass uses
-    # the first six: best score, its token, p's best score and token, the mass, whether d is met.
-    a0 = tl.zeros((SUB,), tl.float32)
-    a1, a2, a3, a4, a5, a6, a7 = a0, a0, a0, a0, a0, a0, a0
-    a8, a9, a10, a11, a12, a13, a14, a15 = a0, a0, a0, a0, a0, a0, a0, a0
+    # The final pass's running results, lane-wise, reduced once after the loop (module docstring): best
+    # score, its token, p's best score and token, the mass, whether d is met.
+    a0 = tl.full((SUB,), float("-inf"), tl.float32)
+    a1 = tl.zeros((SUB,), tl.float32) + V
+    a2, a3 = a0, a1
+    a4 = tl.zeros((SUB,), tl.float32)
+    a5 = a4
     if final:
-        a0 = tl.full((SUB,), float("-inf"), tl.float32)
-        a1 = tl.zeros((SUB,), tl.float32) + V
-        a2, a3 = a0, a1
-    resid_mass = tl.full((), 0.0, tl.float32)
+        resid_mass = tl.full((), 0.0, tl.float32)
+    else:
+        # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
+        tl.store(hist_ptr + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
+        tl.debug_barrier()
+        resid_mass = tl.full((), 0.0, tl.float32)
     tied_k = tl.zeros((), tl.float32) + tied_k
     tied_p = tl.zeros((), tl.float32) + tied_p
     n_sub = tl.cdiv(V, SUB)
     d_min = tl.where(clamped, 0, -1)
-    d_max = tl.where(clamped, 15, 16)
+    d_max = tl.where(clamped, DIGITS - 1, DIGITS)
     t = tl.zeros((), tl.int32) + t0
     raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     while t < t1:  # a while loop: the interpreter cannot iterate range() over a runtime bound
@@ -216,27 +220,21 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             a4 += tl.where(member, w, 0.0)
             a5 = tl.maximum(a5, (member & (offs == d)).to(tl.float32))
         else:
-            weight = tl.where(member, tl.where(by_count, 1.0, w), 0.0)
-            # The interval of the token's key: -1 below s_lo, 16 above the range (the weight there is known
-            # from the pass before), so that the last pass's interval of the cut's key holds its ties only;
-            # 0 and 15 in a clamped pass. In the key's width, clamped, then compared in 32 bits.
+            # The interval of the token's key: -1 below s_lo, DIGITS above the range (the weight there is
+            # known from the pass before), so that the last pass's interval of the cut's key holds its ties
+            # only; 0 and DIGITS - 1 in a clamped pass. In the key's width, clamped, then 32 bits.
             dj = tl.minimum(tl.maximum((key - s_lo.to(key.dtype)) >> shift.to(key.dtype), d_min), d_max).to(tl.int32)
-            a0, a1, a2, a3 = _at_digit(a0, dj, weight, 0), _at_digit(a1, dj, weight, 1), \
-                _at_digit(a2, dj, weight, 2), _at_digit(a3, dj, weight, 3)
-            a4, a5, a6, a7 = _at_digit(a4, dj, weight, 4), _at_digit(a5, dj, weight, 5), \
-                _at_digit(a6, dj, weight, 6), _at_digit(a7, dj, weight, 7)
-            a8, a9, a10, a11 = _at_digit(a8, dj, weight, 8), _at_digit(a9, dj, weight, 9), \
-                _at_digit(a10, dj, weight, 10), _at_digit(a11, dj, weight, 11)
-            a12, a13, a14, a15 = _at_digit(a12, dj, weight, 12), _at_digit(a13, dj, weight, 13), \
-                _at_digit(a14, dj, weight, 14), _at_digit(a15, dj, weight, 15)
+            fixed = (tl.where(by_count, 1.0, w) * FIX + 0.5).to(tl.int64)
+            hit = member & (dj >= 0) & (dj < DIGITS) & (fixed > 0)
+            tl.atomic_add(hist_ptr + dj, fixed, mask=hit, sem="relaxed")
         raw = raw_next
         t += 1
-    # One block reduction for all the lanes' results on the GPU (a tuple reduction: one exchange between
-    # warps, where one reduction per result took 16 for a search pass, in every chunk). The interpreter
-    # runs a tuple reduction element by element in Python (3x slower CPU tests): it reduces each result
-    # alone, the same sums in another order.
     j = tl.arange(0, 16)
+    out = tl.zeros((16,), tl.float32)
     if final:
+        # One block reduction for all the lanes' results on the GPU (a tuple reduction: one exchange
+        # between warps). The interpreter runs a tuple reduction element by element in Python (3x slower
+        # CPU tests): it reduces each result alone, the same results.
         if TUPLE_REDUCE:
             best_a, idx_a, best_b, idx_b, mass, d_in = tl.reduce((a0, a1, a2, a3, a4, a5), 0, _final_combine)
         else:
@@ -247,51 +245,44 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             mass, d_in = tl.sum(a4), tl.max(a5)
         out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, mass) + _pick(j, 3, d_in) \
             + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
-    else:
-        if TUPLE_REDUCE:
-            e = tl.reduce((a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15), 0, _add16)
-        else:
-            e = (tl.sum(a0), tl.sum(a1), tl.sum(a2), tl.sum(a3), tl.sum(a4), tl.sum(a5), tl.sum(a6), tl.sum(a7),
-                 tl.sum(a8), tl.sum(a9), tl.sum(a10), tl.sum(a11), tl.sum(a12), tl.sum(a13), tl.sum(a14),
-                 tl.sum(a15))
-        out = _pick(j, 0, e[0]) + _pick(j, 1, e[1]) + _pick(j, 2, e[2]) + _pick(j, 3, e[3]) + _pick(j, 4, e[4]) \
-            + _pick(j, 5, e[5]) + _pick(j, 6, e[6]) + _pick(j, 7, e[7]) + _pick(j, 8, e[8]) + _pick(j, 9, e[9]) \
-            + _pick(j, 10, e[10]) + _pick(j, 11, e[11]) + _pick(j, 12, e[12]) + _pick(j, 13, e[13]) \
-            + _pick(j, 14, e[14]) + _pick(j, 15, e[15])
     return out
 
 
 @triton.jit
-def search_step(e, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, clamped, KEY_BITS: tl.constexpr):
-    """One step of a cut's 16-way search, from a pass's per-interval weights e (chunk_pass) and the
-    weight s_f_hi above its range (0 for a first pass, whose range holds every key: all keys, or a
-    clamped range). The first pass sets the target (k tokens, or top_p times the whole mass of the
-    top-k cut's tokens). Narrows (s_lo, shift) to the largest interval start whose weight at or above
-    it still reaches the target; s_f_hi becomes the weight above that interval. Returns those, the
-    interval's digit jj and whether the cut is set (a pass over intervals of one key each).
+def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, clamped, KEY_BITS: tl.constexpr):
+    """One step of a cut's search, from a pass's per-interval weights h (DIGITS integer sums of
+    round(weight * FIX), chunk_pass) and the weight s_f_hi above its range (an integer sum as well; 0
+    for a first pass, whose range holds every key: all keys, or a clamped range). The first pass sets the target (k tokens, or
+    top_p times the whole weight of the top-k cut's tokens). Narrows (s_lo, shift) to the largest
+    interval start whose weight at or above it still reaches the target; s_f_hi becomes the weight
+    above that interval. Returns those, the interval's digit jj and whether the cut is set (a pass over
+    intervals of one key each).
 
-    A clamped pass (nucleus_start) whose cut falls in interval 0 or 15, which hold every key below
-    and above its range, learns only that its bounds did not hold: the search starts over, from all
-    keys, with the target it has."""
-    j = tl.arange(0, 16)
-    f = tl.cumsum(e, 0, reverse=True) + s_f_hi       # weight at or above each interval's start
+    A clamped pass (nucleus_start) whose cut falls in its first or last interval, which hold every key
+    below and above its range, learns only that its bounds did not hold: the search starts over, from
+    all keys, with the target it has."""
+    j = tl.arange(0, DIGITS)
+    # Weight at or above each interval's start, as integers (exact: the same sums however the tokens
+    # were grouped into chunks or passes), then in fp32.
+    f_fix = tl.cumsum(h, 0, reverse=True) + s_f_hi
+    f = f_fix.to(tl.float32) * INV_FIX
     if first:
         s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
     step = tl.full((), 1, tl.int64) << shift
     reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
     jj = tl.max(tl.where(reach, j, 0))               # j = 0 always reaches
-    edge = clamped & ((jj == 0) | (jj == 15))
+    edge = clamped & ((jj == 0) | (jj == DIGITS - 1))
     done = (shift == 0) & ~edge
-    s_f_hi = tl.where(edge, 0.0, tl.where(jj < 15, tl.sum(tl.where(j == jj + 1, f, 0.0)), s_f_hi))
+    s_f_hi = tl.where(edge, 0, tl.where(jj < DIGITS - 1, tl.sum(tl.where(j == jj + 1, f_fix, 0)), s_f_hi))
     s_lo = tl.where(edge, 0, s_lo + jj.to(tl.int64) * step)
-    shift = tl.where(edge, KEY_BITS - 4, shift - 4)
+    shift = tl.where(edge, KEY_BITS - DIGIT_BITS, shift - DIGIT_BITS)
     return s_lo, shift, s_target, s_f_hi, jj, done
 
 
 @triton.jit
 def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    """Where a top-p cut's search starts: (s_lo, shift, clamped). All keys (s_lo 0, 16 intervals of
-    2**(KEY_BITS - 4)) without search_p; narrower when the row's candidates bound the cut's key:
+    """Where a top-p cut's search starts: (s_lo, shift, clamped). All keys (s_lo 0, DIGITS intervals of
+    2**(KEY_BITS - DIGIT_BITS)) without search_p; narrower when the row's candidates bound the cut's key:
     - below by the key of u = m + log((1 - top_p) * kept / (2 V)), kept being at most the weight W
       (relative to exp(m)) of the set that top-p cuts (sample._cut_bounds): the at most V tokens
       below u weigh less than (1 - top_p) W / 2 together, so the weight at or above u's key exceeds
@@ -299,19 +290,17 @@ def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr,
     - above by hi_key (sample._cut_bounds): the last (C-th) candidate's key for a nucleus over the
       whole vocabulary, which the candidates could not hold, else the first candidate's.
     Should a bound not hold (rounding at its edge), the clamped pass says so and the search starts
-    over from all keys (search_step): one pass more, the same cut key. (The cut's f_hi and target are
-    sums of the same weights grouped by other intervals: they may differ from a full search's in the
-    last bits, as they do with the number of chunks.)
-    A range of R keys takes a first pass with intervals of 2**shift keys, shift the least multiple of 4
-    with 14 intervals covering R (later passes divide by 16 down to one key), and its intervals 0 and
-    15 hold every key below and above (clamped), so that the first pass still weighs every token.
-    Standard Gumbel bf16 rows at V = 151936 (estimated on the CPU): at temperature 0.85, top-p 0.9
-    (nuclei of 200-6500 tokens) the range spans 300-500 keys, 3 search passes instead of 4; ranges of
-    at most 224 keys take 2. At temperature 1.5, top-p 0.99 (140 000 tokens, values around 0, where
-    keys are dense) the range spans most keys and the search stays the full one."""
+    over from all keys (search_step): one pass more, the same cut (its sums are integers: the same
+    however the passes grouped the tokens).
+    A range of R keys takes a first pass with intervals of 2**shift keys, shift the least multiple of
+    DIGIT_BITS with DIGITS - 2 intervals covering R (later passes divide by DIGITS down to one key), and
+    its first and last intervals hold every key below and above (clamped), so that the first pass
+    still weighs every token. For 16-bit keys the full search takes 2 passes and a range of at most 254
+    keys 1 (at temperature 0.85, top-p 0.9, on standard Gumbel bf16 rows at V = 151936, the range spans
+    300-500 keys: 2 passes either way). For fp32's 32-bit keys the full search takes 4."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     s_lo = tl.full((), 0, tl.int64)
-    shift = tl.full((), KEY_BITS - 4, tl.int64)
+    shift = tl.full((), KEY_BITS - DIGIT_BITS, tl.int64)
     narrow = search_p & (s_lo > 0)                 # false
     if search_p:
         t = tl.maximum(m + tl.log(0.5 * (1.0 - top_p) * kept / V), thr)
@@ -330,10 +319,10 @@ def _key_range(k_lo, hi_key, ok, KEY_BITS: tl.constexpr):
     """The first pass over keys k_lo .. hi_key + 1 (nucleus_start): (s_lo, shift, narrowed)."""
     span = hi_key.to(tl.int64) + 2 - k_lo
     s = tl.zeros((), tl.int64)
-    while (s < KEY_BITS - 4) & ((14 << s) < span):
-        s += 4
-    narrow = (s < KEY_BITS - 4) & ok
-    return tl.where(narrow, k_lo - (1 << s), 0), tl.where(narrow, s, KEY_BITS - 4), narrow
+    while (s < KEY_BITS - DIGIT_BITS) & (((DIGITS - 2) << s) < span):
+        s += DIGIT_BITS
+    narrow = (s < KEY_BITS - DIGIT_BITS) & ok
+    return tl.where(narrow, k_lo - (1 << s), 0), tl.where(narrow, s, KEY_BITS - DIGIT_BITS), narrow
 
 
 @triton.jit
@@ -351,14 +340,15 @@ def nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS: tl.con
 def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                    mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                   thr, m, top_p, k, search_k, search_p, kept, hi_key, SUB_LOG2: tl.constexpr,
+                   thr, m, top_p, k, search_k, search_p, kept, hi_key, hist_ptr, SUB_LOG2: tl.constexpr,
                    KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """The set's two cuts (module docstring), each pass over the whole row in this program:
     (lo_k, f_hi_k, target_k) of top-k when search_k, then (lo, f_hi, target) of top-p among its
     tokens when search_p; a cut not searched is trivial. f_hi and target of the top-p cut are masses
     relative to exp(m). One search loop serves both cuts (one copy of the pass in the compiled kernel).
-    kept, hi_key: what bounds the top-p cut (nucleus_start)."""
+    kept, hi_key: what bounds the top-p cut (nucleus_start). hist_ptr: DIGITS int64 words of scratch,
+    the row's own (the passes' sums)."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     lo_k = tl.full((), -1, tl.int64)
     f_hi_k = tl.full((), 0.0, tl.float32)
@@ -373,30 +363,35 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
     while phase < end:
         by_count = phase == 0
         s_lo = tl.full((), 0, tl.int64)
-        shift = tl.full((), KEY_BITS - 4, tl.int64)
+        shift = tl.full((), KEY_BITS - DIGIT_BITS, tl.int64)
         clamped = phase < 0                     # false
         if ~by_count:
             s_lo, shift, clamped = p_lo, p_shift, p_clamped
-        s_f_hi = tl.full((), 0.0, tl.float32)   # weight at keys above the search interval
+        s_f_hi = tl.full((), 0, tl.int64)       # weight at keys above the search interval (integer sum)
         s_target = tl.full((), 0.0, tl.float32)
         p = 0
         searching = phase >= 0                  # true until a pass over intervals of one key each
         while searching:
-            e = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
-                           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                           bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
-                           False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
-                           SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr, n_pend, PENDING)
-            s_lo, shift, s_target, s_f_hi, _jj, done = search_step(e, s_lo, shift, s_target, s_f_hi, p == 0,
+            _r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
+                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                            bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
+                            False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
+                            hist_ptr, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr, n_pend, PENDING)
+            # Every thread's atomics are done before the sums are read (past L1, which atomics bypass).
+            tl.debug_barrier()
+            h = tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
+            s_lo, shift, s_target, s_f_hi, _jj, done = search_step(h, s_lo, shift, s_target, s_f_hi, p == 0,
                                                                    by_count, k, top_p, clamped, KEY_BITS)
             clamped = phase < 0
             searching = ~done
             p += 1
+            # The next pass zeroes the words again: no thread may still be reading them.
+            tl.debug_barrier()
         if by_count:
-            lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
+            lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
             p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key, KEY_BITS)
         else:
-            lo, f_hi, target = s_lo, s_f_hi, s_target
+            lo, f_hi, target = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
         phase += 1
     return lo_k, f_hi_k, target_k, lo, f_hi, target
 
@@ -418,7 +413,8 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                    counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0, True, 0, 0, False, False, seed, pos,
-                   stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), SUB_LOG2, KEY64,
+                   stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), None, SUB_LOG2,
+                   KEY64,
                    IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend_ptr, n_pend, PENDING)
     j = tl.arange(0, 16)
     token = tl.sum(tl.where(j == 1, r, 0.0))

@@ -1,15 +1,16 @@
 """The sampler's exact passes over long rows (kernels/long_rows.py), shared among stage 2's programs.
 
-A row whose set exceeds the bound needs up to 18 passes over its whole row (4 search passes per cut
-for 16-bit keys, 8 for fp32's, fewer for a top-p cut that the candidates bound and one more where that
-bound fails: long_rows.nucleus_start; then the final pass). In its own program they cost ~0.65 ms for a
-nucleus at V = 151936 on an H100, while the batch's other programs finish in ~12 us and leave their
-SMs idle. Here each pass is cut into chunks of sub-tiles that any program of the batch may run:
+A row whose set exceeds the bound needs up to 10 passes over its whole row (2 search passes per cut
+for 16-bit keys, 4 for fp32's, fewer for a top-p cut that the candidates bound and one more where that
+bound fails: long_rows.nucleus_start; then the final pass). In its own program a nucleus's 5 passes
+of 16-way digits (before session 31) cost ~0.65 ms at V = 151936 on an H100, while the batch's other
+programs finish in ~12 us and leave their SMs idle. Here each pass is cut into chunks of sub-tiles
+that any program of the batch may run:
 
 - The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
   index in the row's state word, with release semantics), and takes chunks itself from the pass's
-  counter until none is left. Each chunk writes its 16 partial results (long_rows.chunk_pass) to its
-  own slot and counts itself done.
+  counter until none is left. Each chunk writes its partial results (long_rows.chunk_pass: a search
+  pass's 256 integer sums, the final pass's 16 values) to its own slot and counts itself done.
 - Once every chunk is done the owner reduces the slots in chunk order (a search step, or the draw)
   and posts the next pass. The result does not depend on which program ran which chunk: the same
   tokens and log-probabilities whatever the batch. Under the interpreter the programs run one after
@@ -50,7 +51,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import chunk_pass, nucleus_after_top_k, search_step
+from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, nucleus_after_top_k, search_step
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
@@ -124,11 +125,12 @@ def _get(v, J: tl.constexpr):
 @triton.jit
 def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-               board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+               board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, store each one's
-    partial results in its own slot, and count them done (released after the stores). Everything about
+    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, its partial
+    results in its own slot (a search pass's sums at hist_ptr, the final pass's at part_ptr), and count
+    them done (released after the stores). Everything about
     the row comes from the pass's parameters, whoever runs it (read past L1, which other SMs' writes do
     not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
@@ -152,8 +154,9 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-        tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
+                         hist_ptr + (wr * NCH + c) * DIGITS, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        if final:
+            tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -175,7 +178,7 @@ def _claim(claim, nch, free, progs):
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr,
+                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
@@ -195,6 +198,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     own = board_ptr + row * BOARD_W
     cc = tl.arange(0, NCH)
     j16 = tl.arange(0, 16)
+    jd = tl.arange(0, DIGITS)
     rr = tl.arange(0, ROWS)
     jp = tl.arange(0, PARAMS_W)
     who = tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
@@ -205,9 +209,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     i = tl.zeros((), tl.int32)
     # The top-p cut's search starts at (p_lo, p_shift, p_clamped); the top-k cut's searches all keys.
     s_lo = tl.where(phase == 1, p_lo, 0)
-    shift = tl.where(phase == 1, p_shift, KEY_BITS - 4)
+    shift = tl.where(phase == 1, p_shift, KEY_BITS - DIGIT_BITS)
     clamped = (phase == 1) & p_clamped
-    s_f_hi = tl.full((), 0.0, tl.float32)
+    s_f_hi = tl.full((), 0, tl.int64)            # integer sums (long_rows.search_step)
     s_target = tl.full((), 0.0, tl.float32)
     lo_k = tl.full((), -1, tl.int64)
     f_hi_k = tl.full((), 0.0, tl.float32)
@@ -244,9 +248,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
                 # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
                 acted = phase < 3
-                blk = tl.load(part_ptr + (row * NCH + cc[:, None]) * 16 + j16[None, :], mask=cc[:, None] < nch,
-                              other=0.0, volatile=True)
                 if phase == 2:
+                    blk = tl.load(part_ptr + (row * NCH + cc[:, None]) * 16 + j16[None, :], mask=cc[:, None] < nch,
+                                  other=0.0, volatile=True)
                     best = tl.where(cc < nch, tl.sum(tl.where(j16[None, :] == 0, blk, 0.0), axis=1), NEG_INF)
                     idx = tl.sum(tl.where(j16[None, :] == 1, blk, 0.0), axis=1)
                     top = tl.max(best)
@@ -256,28 +260,31 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
+                    hist = tl.load(hist_ptr + (row * NCH + cc[:, None]) * DIGITS + jd[None, :],
+                                   mask=cc[:, None] < nch, other=0, volatile=True)
                     s_lo, shift, s_target, s_f_hi, jj, done = search_step(
-                        tl.sum(blk, axis=0), s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped,
+                        tl.sum(hist, axis=0), s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped,
                         KEY_BITS)
                     p += 1
                     clamped = phase < 0
                     if done:
                         # The cut is set: the weight tied at its key before each chunk, for later passes.
-                        tied = tl.sum(tl.where(j16[None, :] == jj, blk, 0.0), axis=1)
-                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
+                        tied = tl.sum(tl.where(jd[None, :] == jj, hist, 0), axis=1)
+                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc,
+                                 (tl.cumsum(tied, 0) - tied).to(tl.float32) * INV_FIX, mask=cc < nch)
                         if by_count:
-                            lo_k, f_hi_k, target_k = s_lo, s_f_hi, s_target
+                            lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
                             phase = tl.where(search_p, 1, 2)
                             p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key,
                                                                            KEY_BITS)
                         else:
-                            lo, f_hi, target = s_lo, s_f_hi, s_target
+                            lo, f_hi, target = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
                             phase = 2
                         p = 0
                         s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
                         shift = p_shift
                         clamped = p_clamped & (phase == 1)
-                        s_f_hi = tl.full((), 0.0, tl.float32)
+                        s_f_hi = tl.full((), 0, tl.int64)
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
                     _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
@@ -316,6 +323,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
-                       HAS_MASK, MAX_BIAS)
+                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
+                       IS_BF16, HAS_MASK, MAX_BIAS)
     return drawn, log_final, target

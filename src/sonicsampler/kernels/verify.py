@@ -42,7 +42,7 @@ import triton.language as tl
 
 from .. import indicators as bits
 from .draft import argmax_lowest, draft_q, residual_scores
-from .long_rows import long_set_bound, long_set_kinds, long_set_pass, set_head
+from .long_rows import DIGITS, long_set_bound, long_set_kinds, long_set_pass, set_head
 from .pdl import wait_for_previous
 from .prologue import count_output
 from .rng import gumbel_noise, philox_uniform
@@ -68,7 +68,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
                mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                top_k_ptr, top_p_ptr, log_min_p_ptr,
-               pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+               pend, q_row, q_ids_row, K, cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, hist_row, Z,
                n_logprobs_ptr, raw_lse_ptr, top_ids_row, top_lp_row, N_TOP,
                G, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                LONG_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
@@ -114,7 +114,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             thr, m0, tl.load(top_p_ptr + slot), tl.load(top_k_ptr + slot), search_k, search_p, w_lo, hi_key,
-            LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
+            hist_row, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend, l, True)
         drawn, log_final, d_in = long_set_pass(
             logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -218,7 +218,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                   top_k_ptr, top_p_ptr, log_min_p_ptr, seed_ptr,
                   drafts_ptr, gamma, n_draft_ptr, q_ptr, q_stride_b, q_stride_l, q_ids_ptr, qi_stride_b, qi_stride_l, K,
-                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
+                  cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, hist_ptr, Z,
                   res_tok_ptr, res_bits_ptr, res_lp_ptr, arrived_ptr,
                   tokens_ptr, n_emit_ptr, n_acc_ptr, valid_ptr, logprob_ptr, exact_ptr,
                   n_logprobs_ptr, raw_lse_ptr, top_ids_ptr, top_lp_ptr, N_TOP,
@@ -246,7 +246,8 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
-            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z, n_logprobs_ptr, raw_lse_ptr,
+            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, hist_ptr + row * DIGITS, Z, n_logprobs_ptr,
+            raw_lse_ptr,
             top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,
             EXACT_UNTRUNCATED, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N, RAW_KEYS, REFILL_CALL)

@@ -593,16 +593,15 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results (a search pass's integer sums in "hist", after them each program's
-                   # copies that its chunks add in; verification's passes take (1 + REPLICAS) * DIGITS
-                   # words per row), and the weight tied at each cut's key before each chunk.
+                   # partial results (a search pass's integer sums in "hist"; verification's passes use
+                   # the first long_rows.DIGITS words of each row's), and the weight tied at each cut's key
+                   # before each chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
                    "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
-                   "hist": sc.get("hist", (n * self.long_chunks + max(n, self.long_chunks) * long_rows.REPLICAS.value)
-                                  * long_rows.DIGITS.value, torch.int64, dev)}
+                   "hist": sc.get("hist", n * self.long_chunks * long_rows.DIGITS.value, torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,

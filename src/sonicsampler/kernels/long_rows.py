@@ -60,11 +60,6 @@ DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
 # in which atomics add them. Below 2**24 tokens a row's sum stays below 2**63.
 FIX = tl.constexpr(2.0 ** 39)
 INV_FIX = tl.constexpr(2.0 ** -39)
-# A chunk adds into REPLICAS copies of its DIGITS words (token i into copy i % REPLICAS), then sums them:
-# the atomics on one word serialise, and most of a row's tokens share a few of the first pass's
-# intervals (a top byte of a 16-bit key spans two octaves of values). Run 170: one copy cost the long
-# nucleus 1 in 16 rows ~4 / 17 us at 16 / 128 rows over words that no two tokens of a sub-tile share.
-REPLICAS = tl.constexpr(8)
 
 
 @triton.jit
@@ -159,16 +154,15 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
-               t0, t1, hist_ptr, copies_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
+               t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
                pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
     weight of the tokens tied at each cut's key in the sub-tiles before t0).
-    - A search pass (final False) writes, into this chunk's DIGITS int64 words at hist_ptr, the weight
-      of the top-k cut's tokens whose key lies in each of the intervals [s_lo + j * 2**shift,
-      + 2**shift): by count, or by mass relative to exp(m), as integers round(weight * FIX), added by
-      atomics into the REPLICAS * DIGITS words at copies_ptr (this program's; zeroed here first), then
-      summed (integer sums: the same whatever their order). Per interval
+    - A search pass (final False) adds, into this chunk's DIGITS int64 words at hist_ptr (zeroed here
+      first), the weight of the top-k cut's tokens whose key lies in each of the intervals
+      [s_lo + j * 2**shift, + 2**shift): by count, or by mass relative to exp(m), as integers
+      round(weight * FIX), by atomics (integer sums: the same whatever their order). Per interval
       rather than at-or-above, so that the tokens tied at the cut's key (the last pass's interval jj,
       of width 1) have their own sum per chunk. `clamped` (a narrowed first pass, nucleus_start): keys
       below the range count in interval 0, keys above it in the last. Returns 16 zeros.
@@ -190,10 +184,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     if final:
         resid_mass = tl.full((), 0.0, tl.float32)
     else:
-        # The copies start at zero; every thread's store is done before any thread's atomics (and after
-        # every thread's loads of the chunk this program ran before).
-        tl.debug_barrier()
-        tl.store(copies_ptr + tl.arange(0, REPLICAS * DIGITS), tl.zeros((REPLICAS * DIGITS,), tl.int64))
+        # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
+        tl.store(hist_ptr + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
         tl.debug_barrier()
         resid_mass = tl.full((), 0.0, tl.float32)
     tied_k = tl.zeros((), tl.float32) + tied_k
@@ -234,7 +226,10 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             dj = tl.minimum(tl.maximum((key - s_lo.to(key.dtype)) >> shift.to(key.dtype), d_min), d_max).to(tl.int32)
             fixed = (tl.where(by_count, 1.0, w) * FIX + 0.5).to(tl.int64)
             hit = member & (dj >= 0) & (dj < DIGITS) & (fixed > 0)
-            tl.atomic_add(copies_ptr + (offs % REPLICAS) * DIGITS + dj, fixed, mask=hit, sem="relaxed")
+            # What these cost (runs 170-171): ~2 us a pass at 16 rows, ~8 at 128, the lanes of a warp
+            # writing words in different lines (atomics on words no two lanes share cost nothing).
+            # Spreading them over 8 copies per program was no cheaper (zeroing and summing the copies).
+            tl.atomic_add(hist_ptr + dj, fixed, mask=hit, sem="relaxed")
         raw = raw_next
         t += 1
     j = tl.arange(0, 16)
@@ -253,11 +248,6 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             mass, d_in = tl.sum(a4), tl.max(a5)
         out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, mass) + _pick(j, 3, d_in) \
             + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
-    else:
-        # Every thread's atomics are done; the copies' sums, read past L1 (which atomics bypass).
-        tl.debug_barrier()
-        jr = tl.arange(0, REPLICAS)[:, None] * DIGITS + tl.arange(0, DIGITS)[None, :]
-        tl.store(hist_ptr + tl.arange(0, DIGITS), tl.sum(tl.load(copies_ptr + jr, volatile=True), axis=0))
     return out
 
 
@@ -360,8 +350,8 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
     (lo_k, f_hi_k, target_k) of top-k when search_k, then (lo, f_hi, target) of top-p among its
     tokens when search_p; a cut not searched is trivial. f_hi and target of the top-p cut are masses
     relative to exp(m). One search loop serves both cuts (one copy of the pass in the compiled kernel).
-    kept, hi_key: what bounds the top-p cut (nucleus_start). hist_ptr: (1 + REPLICAS) * DIGITS int64
-    words of scratch, the row's own (the passes' sums, and the copies they are added in)."""
+    kept, hi_key: what bounds the top-p cut (nucleus_start). hist_ptr: DIGITS int64 words of scratch,
+    the row's own (the passes' sums)."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     lo_k = tl.full((), -1, tl.int64)
     f_hi_k = tl.full((), 0.0, tl.float32)
@@ -389,9 +379,8 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                             words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                             bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
                             False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
-                            hist_ptr, hist_ptr + DIGITS, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr,
-                            n_pend, PENDING)
-            # Every thread's stores of the sums are done before they are read.
+                            hist_ptr, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr, n_pend, PENDING)
+            # Every thread's atomics are done before the sums are read (past L1, which atomics bypass).
             tl.debug_barrier()
             h = tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
             s_lo, shift, s_target, s_f_hi, _jj, done = search_step(h, s_lo, shift, s_target, s_f_hi, p == 0,
@@ -427,8 +416,7 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                    counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0, True, 0, 0, False, False, seed, pos,
-                   stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), None, None,
-                   SUB_LOG2,
+                   stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), None, SUB_LOG2,
                    KEY64,
                    IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend_ptr, n_pend, PENDING)
     j = tl.arange(0, 16)

@@ -51,7 +51,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, REPLICAS, chunk_pass, nucleus_after_top_k, search_step
+from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, nucleus_after_top_k, search_step
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
@@ -123,15 +123,14 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
-def _run_chunk(prog, n_share, wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
+def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, its partial
     results in its own slot (a search pass's sums at hist_ptr, the final pass's at part_ptr), and count
-    them done (released after the stores). A search pass adds its sums in program prog's copies, which
-    follow the n_share rows' slots at hist_ptr (long_rows.chunk_pass). Everything about
+    them done (released after the stores). Everything about
     the row comes from the pass's parameters, whoever runs it (read past L1, which other SMs' writes do
     not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
@@ -155,8 +154,7 @@ def _run_chunk(prog, n_share, wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         hist_ptr + (wr * NCH + c) * DIGITS, hist_ptr + (n_share * NCH + prog * REPLICAS) * DIGITS,
-                         SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                         hist_ptr + (wr * NCH + c) * DIGITS, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         if final:
             tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
         c += 1
@@ -323,7 +321,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     go = phase > 3
             seen = seen | (pending != 0)
         if wr >= 0:
-            _run_chunk(row, n_share, wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
+            _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
                        IS_BF16, HAS_MASK, MAX_BIAS)

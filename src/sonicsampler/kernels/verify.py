@@ -42,7 +42,7 @@ import triton.language as tl
 
 from .. import indicators as bits
 from .draft import argmax_lowest, draft_q, residual_scores
-from .long_rows import DIGITS, REPLICAS, long_set_bound, long_set_kinds, long_set_pass, set_head
+from .long_rows import DIGITS, long_set_bound, long_set_kinds, long_set_pass, set_head
 from .pdl import wait_for_previous
 from .prologue import count_output
 from .rng import gumbel_noise, philox_uniform
@@ -246,7 +246,7 @@ def verify_stage2(logits_ptr, stride_row, V, req_slots_ptr, max_slots, req_pos_p
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             top_k_ptr, top_p_ptr, log_min_p_ptr, drafts_ptr + b * gamma,
             q_ptr + b * q_stride_b + l * q_stride_l, q_ids_ptr + b * qi_stride_b + l * qi_stride_l, K,
-            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, hist_ptr + row * (1 + REPLICAS) * DIGITS, Z, n_logprobs_ptr,
+            cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, hist_ptr + row * DIGITS, Z, n_logprobs_ptr,
             raw_lse_ptr,
             top_ids_ptr + row * N_TOP, top_lp_ptr + row * N_TOP, N_TOP, G,
             Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, DRAFT,

@@ -754,7 +754,8 @@ def test_claims_of_several_chunks_change_no_bit():
     params = [SamplingParams(temperature=1.2, top_p=0.9, seed=600, logprobs=3, logprobs_mode="processed")]
     outs = []
     for claim in (1, 3, 0):
-        s = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_claim=claim)
+        s = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_chunks_small=4,
+                    long_claim=claim)
         s.add_request(0, params[0])
         outs.append(s.sample(logits, [0], [70]))
     n_exact, n_equal = check_against_reference(logits, params, [70], [[]], [[]], outs[0])
@@ -765,6 +766,38 @@ def test_claims_of_several_chunks_change_no_bit():
     for bad in (-1, 5, 1.0):
         with pytest.raises(ValueError, match="long_claim"):
             Sampler(V, 1, "cpu", long_chunks=4, long_claim=bad)
+
+
+def test_chunk_counts_change_no_bit():
+    """Every sum of the exact passes is an integer sum (kernels/long_rows.py: the searches' interval
+    weights, the weight tied before each sub-tile, the set's mass), so a long row's token and
+    log-probabilities do not depend on how many chunks its passes are cut into: tie-heavy rows with a
+    nucleus, a top-k above the bound, both, and min-p then top-p, sampled in batches whose passes have
+    1, 2, 8 and 32 chunks (19 sub-tiles of 32 tokens), give bitwise the same outputs, equal to the
+    reference's. The batch size picks the chunk count (Sampler long_chunks_small: here batches of at
+    most long_chunks rows), so this is what keeps a row's result independent of its batch. (With the
+    fp32 masses summed in chunk order before session 31 this held only up to rounding; on these rows
+    the old code's outputs happen to agree as well: the test guards the integer sums' bookkeeping,
+    e.g. a chunk's mass or tie prefix in the wrong slot, not the rounding itself.)"""
+    gen = torch.Generator().manual_seed(47)
+    n = 4
+    logits = (torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4).to(torch.bfloat16)
+    cuts = [dict(top_p=0.9), dict(top_k=300), dict(top_k=250, top_p=0.8), dict(min_p=0.05, top_p=0.95)]
+    params = [SamplingParams(temperature=1.1, seed=700 + i, logprobs=3, logprobs_mode=("processed", "raw")[i % 2],
+                             **cuts[i]) for i in range(n)]
+    positions = list(range(30, 30 + n))
+    outs = []
+    for small in (1, 2, 8, 32):
+        s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=n, long_chunks_small=small)
+        for i, p in enumerate(params):
+            s.add_request(i, p)
+        assert s._plan(n, torch.bfloat16, False, 3, False, shared=True)["const2"]["CHUNKS_LOG2"] == small.bit_length() - 1
+        outs.append(s.sample(logits, list(range(n)), positions))
+    n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, outs[0])
+    assert n_exact == n and n_equal == n
+    for o in outs[1:]:
+        assert torch.equal(o.tokens, outs[0].tokens) and torch.equal(o.logprob, outs[0].logprob)
+        assert torch.equal(o.top_logprobs, outs[0].top_logprobs)
 
 
 @triton.jit
@@ -827,7 +860,7 @@ def test_helper_programs_share_a_lone_long_row_over_launches():
     logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
     params = [SamplingParams(temperature=1.0, top_p=0.9, seed=500, logprobs=3),
               SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=501, logprobs=3, logprobs_mode="raw")]
-    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_chunks_small=4)
     for i, p in enumerate(params):
         s.add_request(i, p)
     plan = s._plan(2, torch.bfloat16, False, 3, False, shared=True)
@@ -877,7 +910,7 @@ def test_processed_raw_logprobs_rows_stay_exact_without_the_launchers_top_k(dtyp
 def test_helper_launches_whose_rows_point_at_no_slot_end():
     """Warm-up launches the SHARED variants with rows that point at no slot (all invalid): with helper
     programs too, every launch ends and its rows come out invalid."""
-    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_chunks_small=4)
     plan = s._plan(2, torch.bfloat16, False, 0, False, shared=True)
     assert plan["help"] == 2
     logits = torch.randn(2, V).to(torch.bfloat16)
@@ -895,7 +928,7 @@ def test_shared_launches_without_a_row_that_may_exceed_the_bound_share_nothing()
     gen = torch.Generator().manual_seed(43)
     logits = (0.4 * torch.randn(2, V, generator=gen)).to(torch.bfloat16)
     bounded = [SamplingParams(temperature=0.7, top_k=20, top_p=0.9, seed=600 + i, logprobs=2) for i in range(2)]
-    s = Sampler(V, 3, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    s = Sampler(V, 3, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_chunks_small=4)
     for i, p in enumerate(bounded):
         s.add_request(i, p)
     s.add_request(2, SamplingParams(temperature=1.0, top_p=0.9, seed=602, logprobs=2))
@@ -935,9 +968,14 @@ def test_batches_that_may_hold_long_rows_share_their_passes():
     assert s._batch_summary([0, 3], False)[3] and s._batch_summary(None, False)[3]
     plan, alone = s._plan(2, torch.bfloat16, False, 0, False, shared=True), s._plan(2, torch.bfloat16, False, 0, False)
     assert plan["const2"]["SHARED"] and not alone["const2"]["SHARED"]
-    assert (plan["help"], alone["help"]) == (s.long_chunks - 2, 0)
-    wide = s._plan(s.long_chunks, torch.bfloat16, False, 0, False, shared=True)
+    # Up to long_chunks rows a pass has long_chunks_small chunks, and helpers fill the grid up to them.
+    assert (plan["help"], alone["help"]) == (s.long_chunks_small - 2, 0)
+    assert plan["const2"]["CHUNKS_LOG2"] == (s.long_chunks_small - 1).bit_length()
+    edge = s._plan(s.long_chunks, torch.bfloat16, False, 0, False, shared=True)
+    assert edge["help"] == s.long_chunks_small - s.long_chunks
+    wide = s._plan(s.long_chunks + 1, torch.bfloat16, False, 0, False, shared=True)
     assert wide["help"] == 0 and plan["const2"]["HELPERS"] and not wide["const2"]["HELPERS"]
+    assert wide["const2"]["CHUNKS_LOG2"] == (s.long_chunks - 1).bit_length()
     fresh = Sampler(V, 1, "cpu", bound=BOUND, block=BLOCK)
     fresh.warmup(2)   # nothing admitted: the interpreter compiles nothing, but the plans are made
     assert {k.shared for k in fresh._plans} == {False, True}

@@ -60,18 +60,22 @@ class Sampler:
     per thread (0: none). long_block: the sub-tile of the exact passes over rows whose set exceeds the
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
-    programs share (kernels/shared_sets.py); they set the summation order, so results depend on it.
-    long_claim: how many of those chunks a program takes at once (0: chosen in the kernel, the chunks
-    left in the posted passes shared among the programs); it changes who runs which chunk, never a
-    result. On an H100 neither guided nor fixed takes made 64 chunks as fast as 16 at 64-128 rows
-    (runs 107-108), so the defaults stay 16 chunks, one per take.
+    programs share (kernels/shared_sets.py), in batches of more than long_chunks rows;
+    long_chunks_small (default 4 * long_chunks): the chunks in smaller batches, where helper programs
+    past the rows fill the grid up to that many. Every sum of the passes is an integer sum, so no
+    result depends on either. long_claim: how many of those chunks a program takes at once (0: chosen
+    in the kernel, the chunks left in the posted passes shared among the programs); it changes who
+    runs which chunk, never a result. On an H100 64 chunks were faster than 16 up to 16 rows and
+    slower from 64 rows on, with guided or fixed takes (runs 106-108): hence 64 and 16 by default,
+    one per take.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
                  max_bias: int = 64, block: int | None = None, warps: tuple[int, int] | None = None,
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
-                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_claim: int = 1):
+                 long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_chunks_small: int | None = None,
+                 long_claim: int = 1):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
@@ -79,13 +83,15 @@ class Sampler:
         self.exact_untruncated = not allow_bounded_approximation
         if emit is not None and (emit < 2 or emit & (emit - 1)):
             raise ValueError(f"emit must be a power of two >= 2, got {emit}")
-        for name, b, least in (("block", block, 2), ("long_block", long_block, 2), ("long_chunks", long_chunks, 1)):
+        for name, b, least in (("block", block, 2), ("long_block", long_block, 2), ("long_chunks", long_chunks, 1),
+                               ("long_chunks_small", long_chunks_small, 1)):
             if b is not None and (b < least or b & (b - 1)):
                 raise ValueError(f"{name} must be a power of two, got {b}")
         # A small `block` (the CPU tests') makes the passes walk several sub-tiles; a large one must not
         # push them past LONG_BLOCK, where they spill.
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         self.long_chunks = long_chunks
+        self.long_chunks_small = long_chunks_small or 4 * long_chunks
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim
@@ -584,6 +590,7 @@ class Sampler:
         z = -(-v // block)
         key64 = dtype == torch.float32
         key_dtype = torch.uint64 if key64 else torch.uint32
+        chunks = self.long_chunks_small if n <= self.long_chunks else self.long_chunks   # per long-row pass
         sc = self._scratch
         scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
                    "compact": sc.get("compact", n * z * m, key_dtype, dev),
@@ -599,9 +606,9 @@ class Sampler:
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
-                   "part": sc.get("part", n * self.long_chunks * 16, torch.float32, dev),
-                   "tb": sc.get("tb", n * 2 * self.long_chunks, torch.float32, dev),
-                   "hist": sc.get("hist", n * self.long_chunks * long_rows.DIGITS.value, torch.int64, dev)}
+                   "part": sc.get("part", n * chunks * 16, torch.float32, dev),
+                   "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
+                   "hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -628,12 +635,12 @@ class Sampler:
                      REFILL_CALL=n_top == 0, num_warps=warps[1],
                      **_reg_cap(cfg.regs2), **pdl)
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
-                      CHUNKS_LOG2=_log2(self.long_chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
+                      CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
         # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
         # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
-        helpers = max(0, self.long_chunks - n) if shared else 0
+        helpers = max(0, chunks - n) if shared else 0
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2, "help": helpers,

@@ -111,17 +111,20 @@ def _set_tile(raw, t, V, row, slot, flags,
 @triton.jit
 def _cut(among, key, weight, lo, f_hi, target, tied_before):
     """The tokens of `among` that a cut (lo, f_hi, target) keeps in this sub-tile (module docstring),
-    and the weight of those tied at lo, which the next sub-tiles count before theirs. A trivial cut
-    (lo -1: every key is above it) scans nothing."""
+    and the weight of those tied at lo, which the next sub-tiles count before theirs: an integer sum of
+    round(weight * FIX), as the searches' (tied_before too), so that the weight before a tied token is
+    the same whatever the chunks the row's sub-tiles were grouped into (within the sub-tile an fp32
+    scan: a scan of int64 values made stage 2's sm_90 compile spill). A trivial cut (lo -1: every key
+    is above it) scans nothing."""
     lo = lo.to(key.dtype)
     kept = among & (key > lo)
-    w_t = tl.full((), 0.0, tl.float32)
+    w_t = tl.full((), 0, tl.int64)
     if lo >= 0:
         tied = among & (key == lo)
         w_tied = tl.where(tied, weight, 0.0)
-        before = f_hi + tied_before + tl.cumsum(w_tied, axis=0) - w_tied
+        before = (f_hi + tied_before.to(tl.float32) * INV_FIX) + (tl.cumsum(w_tied, axis=0) - w_tied)
         kept = kept | (tied & (before < target))
-        w_t = tl.sum(w_tied)
+        w_t = tl.sum(tl.where(tied, (weight * FIX + 0.5).to(tl.int64), 0))
     return kept, w_t
 
 
@@ -158,19 +161,21 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
                pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
-    weight of the tokens tied at each cut's key in the sub-tiles before t0).
+    weight of the tokens tied at each cut's key in the sub-tiles before t0, integers as _cut's).
+    Returns 16 values and the set's mass in these sub-tiles (the final pass's; an integer sum of
+    round(w * FIX), w relative to exp(m)).
     - A search pass (final False) adds, into this chunk's DIGITS int64 words at hist_ptr (zeroed here
       first), the weight of the top-k cut's tokens whose key lies in each of the intervals
       [s_lo + j * 2**shift, + 2**shift): by count, or by mass relative to exp(m), as integers
       round(weight * FIX), by atomics (integer sums: the same whatever their order). Per interval
       rather than at-or-above, so that the tokens tied at the cut's key (the last pass's interval jj,
       of width 1) have their own sum per chunk. `clamped` (a narrowed first pass, nucleus_start): keys
-      below the range count in interval 0, keys above it in the last. Returns 16 zeros.
+      below the range count in interval 0, keys above it in the last. Returns 16 zeros and 0.
     - The final pass returns 16 partial results, which chunks combine in index order: [0] the
-      Gumbel-max score over the set on `stream` and [1] its token (fp32), [2] the set's mass relative
-      to exp(m), [3] whether token d is in it (0 / 1); with `residual` (verification's rejected draft
-      d, q given as DRAFT says), [0, 1] are the residual max(0, p - q)'s Gumbel-max (p = exp(x -
-      log_final) on the set), [4, 5] p's own and [6] the residual mass.
+      Gumbel-max score over the set on `stream` and [1] its token (fp32), [3] whether token d is in it
+      (0 / 1); with `residual` (verification's rejected draft d, q given as DRAFT says), [0, 1] are the
+      residual max(0, p - q)'s Gumbel-max (p = exp(x - log_final) on the set), [4, 5] p's own and [6]
+      the residual mass; and the set's mass.
     `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
     code) or a constexpr (verification's passes, which compile only the one they call)."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
@@ -179,8 +184,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     a0 = tl.full((SUB,), float("-inf"), tl.float32)
     a1 = tl.zeros((SUB,), tl.float32) + V
     a2, a3 = a0, a1
-    a4 = tl.zeros((SUB,), tl.float32)
-    a5 = a4
+    a4 = tl.zeros((SUB,), tl.int64)      # the mass as integers round(w * FIX): the same whatever the chunks
+    a5 = tl.zeros((SUB,), tl.float32)
     if final:
         resid_mass = tl.full((), 0.0, tl.float32)
     else:
@@ -188,8 +193,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
         tl.store(hist_ptr + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
         tl.debug_barrier()
         resid_mass = tl.full((), 0.0, tl.float32)
-    tied_k = tl.zeros((), tl.float32) + tied_k
-    tied_p = tl.zeros((), tl.float32) + tied_p
+    tied_k = tl.zeros((), tl.int64) + tied_k
+    tied_p = tl.zeros((), tl.int64) + tied_p
     n_sub = tl.cdiv(V, SUB)
     d_min = tl.where(clamped, 0, -1)
     d_max = tl.where(clamped, DIGITS - 1, DIGITS)
@@ -217,7 +222,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                 # p's own Gumbel-max, the fallback where the residual is empty: kept only for residual draws.
                 a2, a3 = _lane_argmax(a2, a3, s_b, offs)
             a0, a1 = _lane_argmax(a0, a1, s_a, offs)
-            a4 += tl.where(member, w, 0.0)
+            a4 += tl.where(member, (w * FIX + 0.5).to(tl.int64), 0)
             a5 = tl.maximum(a5, (member & (offs == d)).to(tl.float32))
         else:
             # The interval of the token's key: -1 below s_lo, DIGITS above the range (the weight there is
@@ -234,6 +239,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
         t += 1
     j = tl.arange(0, 16)
     out = tl.zeros((16,), tl.float32)
+    mass = tl.zeros((), tl.int64)
     if final:
         # One block reduction for all the lanes' results on the GPU (a tuple reduction: one exchange
         # between warps). The interpreter runs a tuple reduction element by element in Python (3x slower
@@ -246,9 +252,9 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             best_b = tl.max(a2)
             idx_b = tl.min(tl.where(a2 == best_b, a3, tl.zeros((), tl.float32) + V))
             mass, d_in = tl.sum(a4), tl.max(a5)
-        out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 2, mass) + _pick(j, 3, d_in) \
+        out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 3, d_in) \
             + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
-    return out
+    return out, mass
 
 
 @triton.jit
@@ -375,11 +381,12 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
         p = 0
         searching = phase >= 0                  # true until a pass over intervals of one key each
         while searching:
-            _r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
-                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                            bias_count_ptr, temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0,
-                            False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False, 0.0, None, None, 0, 0, n_sub,
-                            hist_ptr, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr, n_pend, PENDING)
+            _r, _mass = chunk_pass(
+                logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, thr, m, lo_k,
+                f_hi_k, target_k, 0, lo, f_hi, target, 0, False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False,
+                0.0, None, None, 0, 0, n_sub, hist_ptr, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr,
+                n_pend, PENDING)
             # Every thread's atomics are done before the sums are read (past L1, which atomics bypass).
             tl.debug_barrier()
             h = tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
@@ -413,18 +420,16 @@ def long_set_pass(logits_ptr, stride_row, V, row, slot, flags,
     The token is the Gumbel-max over the set on `stream`; with `residual` (verification's rejected
     draft d, q given as DRAFT says), the Gumbel-max of the residual max(0, p - q) with p = exp(x -
     log_final) on the set, or of p itself where the residual is empty."""
-    r = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
-                   counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                   thr, m, lo_k, f_hi_k, target_k, 0.0, lo, f_hi, target, 0.0, True, 0, 0, False, False, seed, pos,
-                   stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2), None, SUB_LOG2,
-                   KEY64,
-                   IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend_ptr, n_pend, PENDING)
+    r, mass = chunk_pass(logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
+                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                         temp_ptr, thr, m, lo_k, f_hi_k, target_k, 0, lo, f_hi, target, 0, True, 0, 0, False, False,
+                         seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K, 0, tl.cdiv(V, 2 ** SUB_LOG2),
+                         None, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, DRAFT, pend_ptr, n_pend, PENDING)
     j = tl.arange(0, 16)
     token = tl.sum(tl.where(j == 1, r, 0.0))
     if residual:
         token = tl.where(tl.sum(tl.where(j == 6, r, 0.0)) > 0, token, tl.sum(tl.where(j == 5, r, 0.0)))
-    return (token.to(tl.int64), m + tl.log(tl.sum(tl.where(j == 2, r, 0.0))),
-            tl.sum(tl.where(j == 3, r, 0.0)) > 0)
+    return (token.to(tl.int64), m + tl.log(mass.to(tl.float32) * INV_FIX), tl.sum(tl.where(j == 3, r, 0.0)) > 0)
 
 
 @triton.jit

@@ -147,9 +147,9 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
         tied_k = tl.load(tb_ptr + (wr * 2) * NCH + c, volatile=True)
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
-        tied_k = tl.where(lo_k >= 0, tied_k, 0.0)
-        tied_p = tl.where(lo >= 0, tied_p, 0.0)
-        out = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
+        tied_k = tl.where(lo_k >= 0, tied_k, 0)
+        tied_p = tl.where(lo >= 0, tied_p, 0)
+        out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
@@ -157,6 +157,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          hist_ptr + (wr * NCH + c) * DIGITS, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
         if final:
             tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
+            tl.store(hist_ptr + (wr * NCH + c) * DIGITS, mass)   # the search's words are free by now
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -191,6 +192,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     only for a long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
+    GROUP: tl.constexpr = min(NCH, 16)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
@@ -255,23 +257,28 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     idx = tl.sum(tl.where(j16[None, :] == 1, blk, 0.0), axis=1)
                     top = tl.max(best)
                     drawn = tl.min(tl.where((cc < nch) & (best == top), idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
-                    log_final = m + tl.log(tl.sum(tl.sum(tl.where(j16[None, :] == 2, blk, 0.0), axis=1)))
+                    mass = tl.sum(tl.load(hist_ptr + (row * NCH + cc) * DIGITS, mask=cc < nch, other=0, volatile=True))
+                    log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
                     phase = 3
                     tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
-                    hist = tl.load(hist_ptr + (row * NCH + cc[:, None]) * DIGITS + jd[None, :],
-                                   mask=cc[:, None] < nch, other=0, volatile=True)
+                    # The chunks' sums, GROUP chunks at a time (a (64, 256) block of int64 spilled).
+                    total = tl.zeros((DIGITS,), tl.int64)
+                    c0 = tl.zeros((), tl.int32)
+                    while c0 < nch:
+                        cg = c0 + tl.arange(0, GROUP)
+                        total += tl.sum(tl.load(hist_ptr + (row * NCH + cg[:, None]) * DIGITS + jd[None, :],
+                                                mask=cg[:, None] < nch, other=0, volatile=True), axis=0)
+                        c0 += GROUP
                     s_lo, shift, s_target, s_f_hi, jj, done = search_step(
-                        tl.sum(hist, axis=0), s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped,
-                        KEY_BITS)
+                        total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
                     p += 1
                     clamped = phase < 0
                     if done:
                         # The cut is set: the weight tied at its key before each chunk, for later passes.
-                        tied = tl.sum(tl.where(jd[None, :] == jj, hist, 0), axis=1)
-                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc,
-                                 (tl.cumsum(tied, 0) - tied).to(tl.float32) * INV_FIX, mask=cc < nch)
+                        tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0, volatile=True)
+                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         if by_count:
                             lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
                             phase = tl.where(search_p, 1, 2)

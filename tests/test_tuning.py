@@ -115,8 +115,11 @@ def test_penalised_batches_take_their_own_stage1_register_cap(monkeypatch):
     # warmup prepares both caps even before any penalised request is admitted (one compiled pair each).
     plain = Sampler(151936, 4, "cpu")
     plain.add_request(0, SamplingParams(temperature=0.7, top_k=50))
-    assert plain.warmup(16) == 6   # each cap without and with the shared passes (helpers below 16 rows)
+    # Each cap without and with the shared passes: up to 16 rows (long_chunks) the shared variant has
+    # helpers and 64 chunks a pass, from 17 rows on neither (a third variant per cap).
+    assert plain.warmup(16) == 4
     assert {p["const1"]["maxnreg"] for p in plain._plans.values()} == {128, 160}
+    assert plain.warmup(17) == 6
     table_mod._nearest.cache_clear()
 
 

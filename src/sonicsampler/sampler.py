@@ -590,7 +590,9 @@ class Sampler:
         z = -(-v // block)
         key64 = dtype == torch.float32
         key_dtype = torch.uint64 if key64 else torch.uint32
-        chunks = self.long_chunks_small if n <= self.long_chunks else self.long_chunks   # per long-row pass
+        # Chunks per long-row pass (only the SHARED variant has passes: the others keep one constexpr, so
+        # that the chunk count makes no compile variant of theirs).
+        chunks = self.long_chunks_small if shared and n <= self.long_chunks else self.long_chunks
         sc = self._scratch
         scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
                    "compact": sc.get("compact", n * z * m, key_dtype, dev),

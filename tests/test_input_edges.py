@@ -227,3 +227,12 @@ def test_topk_warmup_prepares_each_k_specialisation():
     assert topk_warmup(V, 1, ks=(1, 2), device="cpu") == 2
     assert topk_warmup(V, 1, ks=(100, 128), device="cpu") == 2
     assert topk_warmup(V, 1, ks=(100, 120), device="cpu") == 1
+
+
+def test_vocabularies_the_exact_passes_cannot_count_are_refused():
+    """The exact passes hold token ids as fp32 values and sum a row's weights as integers
+    (kernels/long_rows.py): a vocabulary of 2**24 tokens or more is refused when the Sampler is made,
+    naming the field; one token fewer is accepted (no tensor of that width is allocated here)."""
+    with pytest.raises(ValueError, match="vocab_size must be below 2\\*\\*24"):
+        Sampler(2 ** 24, 1, "cpu")
+    assert Sampler(2 ** 24 - 1, 1, "cpu").vocab_size == 2 ** 24 - 1

@@ -768,30 +768,43 @@ def test_claims_of_several_chunks_change_no_bit():
             Sampler(V, 1, "cpu", long_chunks=4, long_claim=bad)
 
 
-def test_chunk_counts_change_no_bit():
+@pytest.mark.parametrize("rows", ["tie_heavy_bf16", "long_tail_fp32"])
+def test_chunk_counts_change_no_bit(rows):
     """Every sum of the exact passes is an integer sum (kernels/long_rows.py: the searches' interval
     weights, the weight tied before each sub-tile, the set's mass), so a long row's token and
-    log-probabilities do not depend on how many chunks its passes are cut into: tie-heavy rows with a
-    nucleus, a top-k above the bound, both, and min-p then top-p, sampled in batches whose passes have
-    1, 2, 8 and 32 chunks (19 sub-tiles of 32 tokens), give bitwise the same outputs, equal to the
+    log-probabilities do not depend on how many chunks its passes are cut into: batches whose passes
+    have 1, 2, 8 and 32 chunks (19 sub-tiles of 32 tokens) give bitwise the same outputs, equal to the
     reference's. The batch size picks the chunk count (Sampler long_chunks_small: here batches of at
-    most long_chunks rows), so this is what keeps a row's result independent of its batch. (With the
-    fp32 masses summed in chunk order before session 31 this held only up to rounding; on these rows
-    the old code's outputs happen to agree as well: the test guards the integer sums' bookkeeping,
-    e.g. a chunk's mass or tie prefix in the wrong slot, not the rounding itself.)"""
-    gen = torch.Generator().manual_seed(47)
-    n = 4
-    logits = (torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4).to(torch.bfloat16)
-    cuts = [dict(top_p=0.9), dict(top_k=300), dict(top_k=250, top_p=0.8), dict(min_p=0.05, top_p=0.95)]
-    params = [SamplingParams(temperature=1.1, seed=700 + i, logprobs=3, logprobs_mode=("processed", "raw")[i % 2],
-                             **cuts[i]) for i in range(n)]
+    most long_chunks rows), so this is what keeps a row's result independent of its batch.
+    - tie_heavy_bf16: a nucleus, a top-k above the bound, both, and min-p then top-p, on logits in
+      steps of 1/4 (the tie prefixes across chunks);
+    - long_tail_fp32: nuclei of top-p 0.999999 over fp32 rows whose best token is 0 and most of whose
+      mass lies in 80 tokens above a long tail. With the draw's mass summed in fp32 chunk by chunk (the
+      code before 29ef652) the best token's log-probability moved in its last bits with the chunk
+      count on these rows (-2.10958004 with 1 chunk, -2.10958028 with 2)."""
+    if rows == "tie_heavy_bf16":
+        gen = torch.Generator().manual_seed(47)
+        n = 4
+        logits = (torch.round(0.4 * torch.randn(n, V, generator=gen) * 4) / 4).to(torch.bfloat16)
+        cuts = [dict(top_p=0.9), dict(top_k=300), dict(top_k=250, top_p=0.8), dict(min_p=0.05, top_p=0.95)]
+        params = [SamplingParams(temperature=1.1, seed=700 + i, logprobs=3,
+                                 logprobs_mode=("processed", "raw")[i % 2], **cuts[i]) for i in range(n)]
+    else:
+        gen = torch.Generator().manual_seed(0)
+        n = 2
+        logits = -15 + 3 * torch.randn(n, V, generator=gen)
+        logits[:, 1:80] = -6 + 5 * torch.rand(n, 79, generator=gen)
+        logits[:, 0] = 0.0
+        params = [SamplingParams(temperature=1.0, seed=900 + i, logprobs=2, logprobs_mode="processed", top_p=0.999999)
+                  for i in range(n)]
     positions = list(range(30, 30 + n))
     outs = []
     for small in (1, 2, 8, 32):
         s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=n, long_chunks_small=small)
         for i, p in enumerate(params):
             s.add_request(i, p)
-        assert s._plan(n, torch.bfloat16, False, 3, False, shared=True)["const2"]["CHUNKS_LOG2"] == small.bit_length() - 1
+        plan = s._plan(n, logits.dtype, False, params[0].logprobs, False, shared=True)
+        assert plan["const2"]["CHUNKS_LOG2"] == small.bit_length() - 1
         outs.append(s.sample(logits, list(range(n)), positions))
     n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, outs[0])
     assert n_exact == n and n_equal == n

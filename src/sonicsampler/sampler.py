@@ -602,9 +602,10 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results (a search pass's integer sums in "hist"; verification's passes use
-                   # the first long_rows.DIGITS words of each row's), and the weight tied at each cut's key
-                   # before each chunk.
+                   # partial results (a search pass's integer sums in "hist", long_rows.DIGITS words per
+                   # chunk, where the draw's chunks leave their mass; verification's passes take DIGITS
+                   # words per row, at row * DIGITS), and the weight tied at each cut's key before each
+                   # chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),

@@ -18,8 +18,8 @@ integers (round(weight * FIX)) that each token adds by an atomic into its chunk'
 sums, the same whatever the order of the atomics, the chunking or the path of the search. (Until
 session 31 a pass summed 16 intervals in lane-wise registers: twice the passes.) Min-p alone needs no
 search: its threshold is known. A top-p cut's search starts from a narrower range where the
-candidates bound it (nucleus_start): for 16-bit keys one pass fewer when the nucleus spans at most 254
-keys, and one extra pass, never another cut key, when the bounds do not hold.
+candidates bound it (nucleus_start): for 16-bit keys one pass fewer when the bounds span at most 254
+keys, and one extra pass, never another cut key, when they do not hold.
 
 `long_set_pass` then walks the row once: it sums the set's mass (its exact log-normalizer), tells
 whether a given token is in the set, and draws either the Gumbel-max over the set (the sampler's
@@ -55,9 +55,13 @@ TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
 # A search pass splits its key range into 2**DIGIT_BITS intervals (one digit of the key per pass).
 DIGIT_BITS = tl.constexpr(8)
 DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
-# A search pass's weights are summed as integers: round(weight * FIX), weight <= 1 (a count, or a mass
-# relative to exp(m), m the row's maximum), so that the sums are exact and do not depend on the order
-# in which atomics add them. Below 2**24 tokens a row's sum stays below 2**63.
+# The passes' weights are summed as integers, round(weight * FIX), so that the sums are exact and do
+# not depend on the order in which atomics (or chunks) add them. A weight is a count (1) or a mass
+# relative to exp(m), m the row's best rank value: at most 1 for fp32 rows, and below exp(|m| * 2**-9)
+# for 16-bit ones, whose m is rounded to bf16 / fp16 (about 1.8 at |m| = 300). A row's sum stays below
+# 2**63 while V times the largest weight stays below 2**24 (SlotTable refuses V >= 2**24; served
+# vocabularies are below 2**19). A mass below 2**-40 counts as 0: at most V * 2**-40 of a set's mass,
+# which is at least 1 (its best token).
 FIX = tl.constexpr(2.0 ** 39)
 INV_FIX = tl.constexpr(2.0 ** -39)
 

@@ -10,7 +10,8 @@ that any program of the batch may run:
 - The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
   index in the row's state word, with release semantics), and takes chunks itself from the pass's
   counter until none is left. Each chunk writes its partial results (long_rows.chunk_pass: a search
-  pass's 256 integer sums, the final pass's 16 values) to its own slot and counts itself done.
+  pass's 256 integer sums; the final pass's 16 values, and its integer mass in the first of its 256
+  words) to its own slots and counts itself done.
 - Once every chunk is done the owner reduces the slots in chunk order (a search step, or the draw)
   and posts the next pass. The result does not depend on which program ran which chunk: the same
   tokens and log-probabilities whatever the batch. Under the interpreter the programs run one after
@@ -129,8 +130,8 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, its partial
-    results in its own slot (a search pass's sums at hist_ptr, the final pass's at part_ptr), and count
-    them done (released after the stores). Everything about
+    results in its own slots (a search pass's sums at hist_ptr; the final pass's values at part_ptr and
+    its mass in the first of its words at hist_ptr), and count them done (released after the stores). Everything about
     the row comes from the pass's parameters, whoever runs it (read past L1, which other SMs' writes do
     not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2

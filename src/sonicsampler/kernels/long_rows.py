@@ -16,7 +16,9 @@ tied tokens with lower ids) is below target; the trivial cut (-1, 0, inf) keeps 
 passes for 16-bit keys, 4 for 32-bit ones. Each pass sums the weight in 256 key intervals at once, as
 integers (round(weight * FIX)) that each token adds by an atomic into its chunk's 256 words: exact
 sums, the same whatever the order of the atomics, the chunking or the path of the search. (Until
-session 31 a pass summed 16 intervals in lane-wise registers: twice the passes.) Min-p alone needs no
+session 31 a pass summed 16 intervals in lane-wise registers: twice the passes.) The draw's mass and
+the weight tied before each sub-tile are integer sums too, so no result depends on how the row's
+sub-tiles are grouped into chunks, and the sampler may choose the chunk count per batch. Min-p alone needs no
 search: its threshold is known. A top-p cut's search starts from a narrower range where the
 candidates bound it (nucleus_start): for 16-bit keys one pass fewer when the bounds span at most 254
 keys, and one extra pass, never another cut key, when they do not hold.
@@ -28,7 +30,8 @@ reference's per-token noise of the given stream; ties of perturbed scores go to 
 
 A pass in one program is bound by its latency, not by bandwidth. What keeps it short (H100, V =
 151936, one row in 16 beyond the bound, before the sharing: a nucleus 1.56 ms -> 0.65 ms, min-p alone
-0.29 -> 0.13 ms; runs 48, 61, 62, 65; shared, the whole 16-row batch 102 and 39 µs, run 87):
+0.29 -> 0.13 ms; runs 48, 61, 62, 65; shared, the whole 16-row batch 102 and 39 µs, run 87; with
+8-bit digits and 64 chunks 64.7 and 32.8 µs, run 172):
 - sub-tiles of 2**SUB_LOG2 tokens (the launcher's LONG_LOG2: 1024 on the GPU, where 4096 spilled; the
   stage-1 tile in the CPU tests, so that every carry between sub-tiles is exercised), each loaded
   while the one before is processed (the next sub-tile's logits are a loop-carried value);

@@ -18,8 +18,8 @@ integers (round(weight * FIX)) that each token adds by an atomic into its chunk'
 sums, the same whatever the order of the atomics, the chunking or the path of the search. (Until
 session 31 a pass summed 16 intervals in lane-wise registers: twice the passes.) The draw's mass and
 the weight tied before each sub-tile are integer sums too, so no result depends on how the row's
-sub-tiles are grouped into chunks, and the sampler may choose the chunk count per batch. Min-p alone needs no
-search: its threshold is known. A top-p cut's search starts from a narrower range where the
+sub-tiles are grouped into chunks, and the sampler may choose the chunk count per batch. Min-p alone
+needs no search: its threshold is known. A top-p cut's search starts from a narrower range where the
 candidates bound it (nucleus_start): for 16-bit keys one pass fewer when the bounds span at most 254
 keys, and one extra pass, never another cut key, when they do not hold.
 

@@ -87,8 +87,9 @@ class SlotTable:
         if vocab_size < 1 or max_slots < 1:
             raise ValueError(f"vocab_size and max_slots must be >= 1, got {vocab_size}, {max_slots}")
         if vocab_size >= 2 ** 24:
-            # The exact passes hold token ids as fp32 values and sum a row's weights as integers
-            # (kernels/long_rows.py): both exact below 2**24 tokens.
+            # The exact passes hold token ids as fp32 values (exact below 2**24) and sum a row's weights
+            # as integers, which stay below 2**63 while V times the largest weight stays below 2**24
+            # (kernels/long_rows.py, FIX).
             raise ValueError(f"vocab_size must be below 2**24, got {vocab_size}")
         self.vocab_size, self.max_slots, self.max_bias = vocab_size, max_slots, max_bias
         self.bound = bound   # the candidates per row (indicator bit MAY_EXCEED)

@@ -131,9 +131,9 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, its partial
     results in its own slots (a search pass's sums at hist_ptr; the final pass's values at part_ptr and
-    its mass in the first of its words at hist_ptr), and count them done (released after the stores). Everything about
-    the row comes from the pass's parameters, whoever runs it (read past L1, which other SMs' writes do
-    not update), once per claim."""
+    its mass in the first of its words at hist_ptr), and count them done (released after the stores).
+    Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
+    other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)

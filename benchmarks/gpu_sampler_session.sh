@@ -799,9 +799,9 @@ if rows:
             # programs (.ab/trace/src: the tree's code with stamps, benchmarks/trace_long_passes.py) for the long
             # nucleus, min-p alone and the all-bounded batch at 1 / 16 rows, the nucleus at 128; into $OUT/run175.log
     { PYTHONPATH="$PWD/.ab/trace/src:$PYTHONPATH" timeout 300 python3 benchmarks/trace_long_passes.py --rows 1,16 \
-          --out "$OUT/run175_trace.txt" | tail -3
+          --out "$OUT/run175_trace.txt" > /dev/null
       PYTHONPATH="$PWD/.ab/trace/src:$PYTHONPATH" timeout 200 python3 benchmarks/trace_long_passes.py --rows 128 \
-          --mix long_nucleus_1_in_16 --out "$OUT/run175_trace128.txt" | tail -3; } 2>&1 | tee "$OUT/run175.log" | tail -5 ;;
+          --mix long_nucleus_1_in_16 --out "$OUT/run175_trace128.txt" > /dev/null; } 2>&1 | tee "$OUT/run175.log" | tail -5 ;;
   final174) # run 174 (session 31): the session's end state against its start (.ab/old/src: 5adefbc): verification
             # (whose long-set passes changed: digits, integer sums) against the reference at production sizes and its
             # graph, its long sets, then its γ = 3 times; the standard and top-20 logprobs mixes; into $OUT/run174.log

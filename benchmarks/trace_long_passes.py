@@ -79,7 +79,8 @@ def describe(name, tr, n_rows, lines):
             lines.append(f"pass {i}: post {f(post)}; no chunk stamped; owner sees done {f(red)}")
     # helpers' exits
     ex = tr[:progs, 4]
-    lines.append(f"shared exits: {_us(ex[ex > 0], t0).min():.2f}..{_us(ex[ex > 0], t0).max():.2f}")
+    if (ex > 0).any():
+        lines.append(f"shared exits: {_us(ex[ex > 0], t0).min():.2f}..{_us(ex[ex > 0], t0).max():.2f}")
 
 
 def main():

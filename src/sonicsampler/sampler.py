@@ -483,7 +483,7 @@ class Sampler:
                 *self.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"],
                 sc["stats"], sc["best"], sc["best_idx"], sc["refill"], plan["z"], result.tokens, result.valid.view(i8),
                 result.logprob, top_ids, top_lp, result.exact.view(i8), result.dropped_mass, sc["raw_lse"], n_top,
-                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["part"], sc["tb"], sc["hist"], n,
+                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["total"], sc["tb"], sc["hist"], n,
                 plan["help"], self.long_claim)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
@@ -603,13 +603,13 @@ class Sampler:
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
                    # partial results (a search pass's integer sums in "hist", long_rows.DIGITS words per
-                   # chunk, where the draw's chunks leave their mass; verification's passes take DIGITS
-                   # words per row, at row * DIGITS), and the weight tied at each cut's key before each
-                   # chunk.
+                   # chunk; verification's passes take DIGITS words per row, at row * DIGITS), what the
+                   # chunks fold them into per row ("total": a pass's sums, the draw's best and mass), and
+                   # the weight tied at each cut's key before each chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
-                   "part": sc.get("part", n * chunks * 16, torch.float32, dev),
+                   "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
                    "hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16

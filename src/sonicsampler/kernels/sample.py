@@ -867,7 +867,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim,
+                  board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr,
@@ -894,7 +894,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         if share:
             _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                  bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2,
+                  bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2,
                   ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
     else:
         _sample_row(row,
@@ -905,7 +905,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                     tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                     raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
+                    board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS,
@@ -915,7 +915,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
 @triton.jit
 def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-          board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
+          board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
           MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
     """A helper program (no row of its own) of a launch that shares passes: the rows' passes only."""
@@ -926,7 +926,7 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
         row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
+        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
         IS_BF16, HAS_MASK, MAX_BIAS)
 
 
@@ -938,7 +938,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                 tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                 raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
+                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 IS_BF16: tl.constexpr,
@@ -999,7 +999,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 row, n_rows, n_help, claim, long_set, search_k, search_p, thr, m0, top_p,
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
-                bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
+                bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:
                 log_final = lf

@@ -9,13 +9,16 @@ that any program of the batch may run:
 
 - The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
   index in the row's state word, with release semantics), and takes chunks itself from the pass's
-  counter until none is left. Each chunk writes its partial results (long_rows.chunk_pass: a search
-  pass's 256 integer sums; the final pass's 16 values, and its integer mass in the first of its 256
-  words) to its own slots and counts itself done.
-- Once every chunk is done the owner reduces the slots in chunk order (a search step, or the draw)
-  and posts the next pass. The result does not depend on which program ran which chunk: the same
-  tokens and log-probabilities whatever the batch. Under the interpreter the programs run one after
-  another and the owner runs every chunk itself.
+  counter until none is left. Each chunk sums a search pass's 256 intervals into its own words
+  (long_rows.chunk_pass), then folds its results into the row's words (TOTAL_W) by atomics: the
+  sums by integer adds, the draw's Gumbel-max by an atomic max of one word (_best_word) and its mass
+  by an integer add. Then it counts itself done.
+- Once every chunk is done the owner reads the row's words (a search step, or the draw), sets them
+  for the next pass and posts it. Integer sums and a max do not depend on the order of the atomics:
+  the same tokens and log-probabilities whatever the batch and whichever program ran which chunk.
+  (Until session 32 the owner added up the chunks' own words itself: at 64 chunks ~5 µs of each
+  search pass's ~15 at 1 row, run 175.) Under the interpreter the programs run one after another and
+  the owner runs every chunk itself.
 - Tokens tied at a cut's key are kept in index order while the weight before them is below the
   cut's target; the weight before a chunk's first tied token is the sum of the earlier chunks' tied
   weights, from the cut's last search pass (its interval of width 1), kept per chunk for the passes
@@ -58,6 +61,13 @@ MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
+# The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
+# pass's DIGITS integer sums, the draw's best (_best_word) at BEST_AT and its mass at MASS_AT. The owner sets
+# them before each post, once every chunk of the pass before is done (no chunk then writes them).
+BEST_AT = tl.constexpr(DIGITS.value)
+MASS_AT = tl.constexpr(DIGITS.value + 1)
+TOTAL_W = tl.constexpr(DIGITS.value + 8)
+LOWEST = tl.constexpr(-2 ** 63)
 # Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped), fp32 (thr,
 # m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
@@ -124,14 +134,25 @@ def _get(v, J: tl.constexpr):
 
 
 @triton.jit
+def _best_word(score, token):
+    """A chunk's Gumbel-max as one int64 that an atomic max combines exactly, as the reference picks:
+    the score's order-preserving integer above (-0.0 taken as +0.0, which it equals), 2**32 - 1 - the
+    token below, so that of equal scores the lower token wins."""
+    b = tl.where(score == 0.0, 0.0, score).to(tl.int32, bitcast=True)
+    b = tl.where(b < 0, b ^ 0x7FFFFFFF, b)
+    return (b.to(tl.int64) << 32) + (4294967295 - token.to(tl.int64))
+
+
+@triton.jit
 def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-               board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
+               board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each, its partial
-    results in its own slots (a search pass's sums at hist_ptr; the final pass's values at part_ptr and
-    its mass in the first of its words at hist_ptr), and count them done (released after the stores).
+    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
+    sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
+    fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
+    the atomics).
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
@@ -143,6 +164,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
     final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0
+    jd = tl.arange(0, DIGITS)
     c = wc
     while c < wc + wn:
         # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
@@ -150,15 +172,22 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
+        words_c = hist_ptr + (wr * NCH + c) * DIGITS
         out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         hist_ptr + (wr * NCH + c) * DIGITS, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
+        # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final:
-            tl.store(part_ptr + (wr * NCH + c) * 16 + tl.arange(0, 16), out)
-            tl.store(hist_ptr + (wr * NCH + c) * DIGITS, mass)   # the search's words are free by now
+            tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
+            tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
+        else:
+            tl.debug_barrier()     # every thread's atomics into the chunk's words are done
+            h = tl.load(words_c + jd, volatile=True)
+            tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -180,7 +209,7 @@ def _claim(claim, nch, free, progs):
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr,
+                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
@@ -193,14 +222,11 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     only for a long row."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    GROUP: tl.constexpr = min(NCH, 16)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
-    NEG_INF: tl.constexpr = float("-inf")
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     nch = tl.minimum(n_sub, NCH)
     own = board_ptr + row * BOARD_W
     cc = tl.arange(0, NCH)
-    j16 = tl.arange(0, 16)
     jd = tl.arange(0, DIGITS)
     rr = tl.arange(0, ROWS)
     jp = tl.arange(0, PARAMS_W)
@@ -227,6 +253,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
         tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
+        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
+        tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
+        tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
               thr, m, f_hi_k, target_k, f_hi, target)
     elif row < n_share:
@@ -252,26 +281,18 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
                 acted = phase < 3
                 if phase == 2:
-                    blk = tl.load(part_ptr + (row * NCH + cc[:, None]) * 16 + j16[None, :], mask=cc[:, None] < nch,
-                                  other=0.0, volatile=True)
-                    best = tl.where(cc < nch, tl.sum(tl.where(j16[None, :] == 0, blk, 0.0), axis=1), NEG_INF)
-                    idx = tl.sum(tl.where(j16[None, :] == 1, blk, 0.0), axis=1)
-                    top = tl.max(best)
-                    drawn = tl.min(tl.where((cc < nch) & (best == top), idx, tl.zeros((), tl.float32) + V)).to(tl.int64)
-                    mass = tl.sum(tl.load(hist_ptr + (row * NCH + cc) * DIGITS, mask=cc < nch, other=0, volatile=True))
+                    best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
+                    mass = tl.load(total_ptr + row * TOTAL_W + MASS_AT, volatile=True)
+                    drawn = 4294967295 - (best & 4294967295)
                     log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
                     phase = 3
                     tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
-                    # The chunks' sums, GROUP chunks at a time (a (64, 256) block of int64 spilled).
-                    total = tl.zeros((DIGITS,), tl.int64)
-                    c0 = tl.zeros((), tl.int32)
-                    while c0 < nch:
-                        cg = c0 + tl.arange(0, GROUP)
-                        total += tl.sum(tl.load(hist_ptr + (row * NCH + cg[:, None]) * DIGITS + jd[None, :],
-                                                mask=cg[:, None] < nch, other=0, volatile=True), axis=0)
-                        c0 += GROUP
+                    # The pass's sums, which its chunks folded into the row's words; zeroed for the next
+                    # pass (the same threads' loads came first; the post releases the stores).
+                    total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
+                    tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
                     s_lo, shift, s_target, s_f_hi, jj, done = search_step(
                         total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
                     p += 1
@@ -331,6 +352,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, part_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
+                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
                        IS_BF16, HAS_MASK, MAX_BIAS)
     return drawn, log_final, target

@@ -1,0 +1,96 @@
+"""Copy the tree's src into a diagnostic snapshot whose stage 2 stamps %globaltimer at the points that
+benchmarks/trace_long_passes.py reads (its docstring lists them). The stamps go to hist + 2**21 + pid *
+128 (int64), so the snapshot's sampler allocates "hist" that large. Not for the tree: the stamps cost
+registers and stores. Fails loudly where an anchor it edits at has changed.
+
+    python benchmarks/make_trace_snapshot.py .ab/trace     # then carry .ab/trace on the device call
+"""
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HELPERS = '''
+
+# TRACE (diagnostic snapshot only, benchmarks/make_trace_snapshot.py): per program 128 int64 words at
+# hist_ptr + TRACE_OFF + pid * 128.
+TRACE_OFF = tl.constexpr(2 ** 21)
+
+
+@triton.jit
+def now():
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
+def mark(hist_ptr, slot):
+    tl.store(hist_ptr + TRACE_OFF + tl.program_id(0).to(tl.int64) * 128 + slot, now())
+
+
+@triton.jit
+def mark_first(hist_ptr, slot):
+    tl.atomic_cas(hist_ptr + TRACE_OFF + tl.program_id(0).to(tl.int64) * 128 + slot, tl.zeros((), tl.int64), now())
+
+
+@triton.jit
+def count(hist_ptr, slot, n):
+    tl.atomic_add(hist_ptr + TRACE_OFF + tl.program_id(0).to(tl.int64) * 128 + slot, n.to(tl.int64))
+'''
+
+EDITS = {
+    "kernels/shared_sets.py": [
+        ("HELPER_LOOKS = tl.constexpr(8)\n", "HELPER_LOOKS = tl.constexpr(8)\n" + HELPERS),
+        ("    c = wc\n    while c < wc + wn:\n",
+         "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, wn)\n    c = wc\n    while c < wc + wn:\n"),
+        ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n',
+         '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n    mark(hist_ptr, 70 + wi)\n'),
+        ("              thr, m, f_hi_k, target_k, f_hi, target)\n    elif row < n_share:",
+         "              thr, m, f_hi_k, target_k, f_hi, target)\n        mark(hist_ptr, 10 + i)\n    elif row < n_share:"),
+        ("                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n",
+         "                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n"
+         "                    mark(hist_ptr, 10 + i)\n"),
+        ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
+        ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
+        ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
+    ],
+    "kernels/sample.py": [
+        ("from .shared_sets import announce, batch_may_exceed, shared_long_set",
+         "from .shared_sets import announce, batch_may_exceed, shared_long_set, mark"),
+        ("    row = tl.program_id(0).to(tl.int64)\n    helper = False\n",
+         "    row = tl.program_id(0).to(tl.int64)\n    mark(hist_ptr, 0)\n"
+         "    tl.store(hist_ptr + 2 ** 21 + row * 128 + 6, tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [],"
+         " dtype=tl.int32, is_pure=True, pack=1).to(tl.int64))\n    helper = False\n"),
+        ("    wait_for_previous(PDL)\n    no = row < 0\n", "    wait_for_previous(PDL)\n    mark(hist_ptr, 1)\n    no = row < 0\n"),
+        ("    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads\n",
+         "    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads\n"
+         "    mark(hist_ptr, 1)\n"),
+        ("    # Rows whose set exceeds the bound and that exact passes over the whole row can settle",
+         "    mark(hist_ptr, 2)\n    # Rows whose set exceeds the bound and that exact passes over the whole row can settle"),
+        ("    tl.store(logprob_ptr + row, lp_out)\n", "    tl.store(logprob_ptr + row, lp_out)\n    mark(hist_ptr, 5)\n"),
+    ],
+    "sampler.py": [
+        ('"hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev)',
+         '"hist": sc.get("hist", 2 ** 21 + 512 * 128, torch.int64, dev)'),
+    ],
+}
+
+
+def main(dest):
+    dest = Path(dest) / "src"
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(ROOT / "src", dest, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name, edits in EDITS.items():
+        p = dest / "sonicsampler" / name
+        s = p.read_text()
+        for old, new in edits:
+            if s.count(old) != 1:
+                sys.exit(f"{name}: anchor found {s.count(old)} times: {old[:70]!r}")
+            s = s.replace(old, new)
+        p.write_text(s)
+    print(f"trace snapshot in {dest}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -4,7 +4,8 @@ first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at his
 0 entry, 1 after the PDL wait, 2 after the row's candidates (rows), 3 / 4 entering / leaving the shared
 passes, 5 the end (rows), 6 its SM; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
-in pass i, 90 + i its chunks in pass i.
+in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
+110 + i its first chunk's parameters loaded.
 
     PYTHONPATH=.ab/trace/src python benchmarks/trace_long_passes.py --out $OUT/trace.txt
 """
@@ -75,6 +76,11 @@ def describe(name, tr, n_rows, lines):
                 f"ends {e_us.min():.2f} / med {e_us.median():.2f} / {e_us.max():.2f}; "
                 f"take->done med {dur.median():.2f} max {dur.max():.2f}; "
                 f"owner sees done {f(red)}; next post {f(nxt)}")
+            acq, par = tr[:progs, 100 + i], tr[:progs, 110 + i]
+            if (acq > 0).any():
+                a_us, p_us = _us(acq[acq > 0], t0), _us(par[par > 0], t0)
+                lines.append(f"   helpers' acquires {a_us.min():.2f} / med {a_us.median():.2f} / {a_us.max():.2f}; "
+                             f"parameters loaded {p_us.min():.2f} / med {p_us.median():.2f} / {p_us.max():.2f}")
         else:
             lines.append(f"pass {i}: post {f(post)}; no chunk stamped; owner sees done {f(red)}")
     # helpers' exits

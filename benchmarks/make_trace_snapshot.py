@@ -41,22 +41,18 @@ def count(hist_ptr, slot, n):
 EDITS = {
     "kernels/shared_sets.py": [
         ("HELPER_LOOKS = tl.constexpr(8)\n", "HELPER_LOOKS = tl.constexpr(8)\n" + HELPERS),
-        ("    k = tl.zeros((), tl.int32)\n    while k < wn:\n",
-         "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, _popcount(won))\n"
-         "    k = tl.zeros((), tl.int32)\n    while k < wn:\n"),
-        ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, _popcount(won), sem="release")\n',
-         '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, _popcount(won), sem="release")\n'
-         '    mark(hist_ptr, 70 + wi)\n'),
+        ("    c = wc\n    while c < wc + wn:\n",
+         "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, wn)\n    c = wc\n    while c < wc + wn:\n"),
+        ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n',
+         '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n    mark(hist_ptr, 70 + wi)\n'),
         ("              thr, m, f_hi_k, target_k, f_hi, target)\n    elif row < n_share:",
          "              thr, m, f_hi_k, target_k, f_hi, target)\n        mark(hist_ptr, 10 + i)\n    elif row < n_share:"),
         ("                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n",
          "                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n"
          "                    mark(hist_ptr, 10 + i)\n"),
-        ("                    _acquire(own + DONE_AT + i)\n",
-         "                    _acquire(own + DONE_AT + i)\n                    mark(hist_ptr, 30 + i)\n"),
-        ("                _acquire(board_ptr + r1 * BOARD_W)      # the scan read the post\n",
-         "                _acquire(board_ptr + r1 * BOARD_W)      # the scan read the post\n"
-         "                mark_first(hist_ptr, 100 + w)\n"),
+        ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
+        ("                if w >= POSTED:\n",
+         "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + (w - POSTED))\n"),
         ("    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n",
          "    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n"
          "    mark_first(hist_ptr, 110 + wi)\n"),

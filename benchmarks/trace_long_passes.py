@@ -4,7 +4,7 @@ first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at his
 0 entry, 1 after the PDL wait, 2 after the row's candidates (rows), 3 / 4 entering / leaving the shared
 passes, 5 the end (rows), 6 its SM; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
-in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim; since 8ee2dc1 its fence after the scan),
+in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
 110 + i its first chunk's parameters loaded.
 
     PYTHONPATH=.ab/trace/src python benchmarks/trace_long_passes.py --out $OUT/trace.txt

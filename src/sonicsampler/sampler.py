@@ -92,9 +92,6 @@ class Sampler:
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         self.long_chunks = long_chunks
         self.long_chunks_small = long_chunks_small or 4 * long_chunks
-        for name, b in (("long_chunks", self.long_chunks), ("long_chunks_small", self.long_chunks_small)):
-            if b > shared_sets.MAX_CHUNKS.value:     # each chunk has a claim word on its row's board
-                raise ValueError(f"{name} must be at most {shared_sets.MAX_CHUNKS.value}, got {b}")
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim

@@ -55,20 +55,12 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from . import INTERPRETED
 from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, nucleus_after_top_k, search_step
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
-FENCE_ACQUIRE = tl.constexpr(not INTERPRETED)
 
-# int32 words per row: state, sweep counters (1 + pass), done counters (DONE_AT + pass), and each chunk's
-# claim (CLAIM_AT + chunk: the last pass + 1 that claimed it; up to MAX_CHUNKS chunks a pass).
+BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
-CLAIM_AT = tl.constexpr(64)
-CLAIM_STRIDE = tl.constexpr(8)   # one claim word per 32 bytes
-MAX_CHUNKS = tl.constexpr(128)
-BOARD_W = tl.constexpr(CLAIM_AT.value + CLAIM_STRIDE.value * MAX_CHUNKS.value)
-TAKE_MAX = tl.constexpr(32)  # the most chunks one take claims (they are tried by one vector of atomics)
 # The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
 # pass's DIGITS integer sums, the draw's best (_best_word) at BEST_AT and its mass at MASS_AT. The owner sets
 # them before each post, once every chunk of the pass before is done (no chunk then writes them).
@@ -152,17 +144,18 @@ def _best_word(score, token):
 
 
 @triton.jit
-def _run_chunk(wr, wi, wc, wn, won, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
+def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """The chunks of pass wi of row wr that one take won: wc + k for k < wn where bit k of `won` is set.
-    Runs each (a search pass's sums in the chunk's own words at hist_ptr, which the weight tied at a
-    cut's key is read from later), folds its results into the row's words at total_ptr (TOTAL_W), and
-    counts them done (released after the atomics).
+    """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
+    sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
+    fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
+    the atomics).
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
+    NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
     fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
@@ -171,55 +164,33 @@ def _run_chunk(wr, wi, wc, wn, won, nch, n_sub, logits_ptr, stride_row, V, mask_
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
     final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0
-    k = tl.zeros((), tl.int32)
-    while k < wn:
-        c = wc + k
-        if ((won >> k) & 1) != 0:
-            _one_chunk(wr, c, nch, n_sub, final, lo_k, f_hi_k, target_k, lo, f_hi, target, s_lo, shift, by_count,
-                       clamped, slot, flags, seed, pos, thr, m, logits_ptr, stride_row, V, mask_ptr, mask_stride,
-                       token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                       bias_count_ptr, temp_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64, IS_BF16,
-                       HAS_MASK, MAX_BIAS)
-        k += 1
+    jd = tl.arange(0, DIGITS)
+    c = wc
+    while c < wc + wn:
+        # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
+        tied_k = tl.load(tb_ptr + (wr * 2) * NCH + c, volatile=True)
+        tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
+        tied_k = tl.where(lo_k >= 0, tied_k, 0)
+        tied_p = tl.where(lo >= 0, tied_p, 0)
+        words_c = hist_ptr + (wr * NCH + c) * DIGITS
+        out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
+                         counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                         temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
+                         s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
+                         (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+        # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
+        # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
+        if final:
+            tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
+            tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
+        else:
+            tl.debug_barrier()     # every thread's atomics into the chunk's words are done
+            h = tl.load(words_c + jd, volatile=True)
+            tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
+        c += 1
     tl.debug_barrier()
-    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, _popcount(won), sem="release")
-
-
-@triton.jit
-def _popcount(won):
-    return tl.sum(((won >> tl.arange(0, TAKE_MAX)) & 1).to(tl.int32))
-
-
-@triton.jit
-def _one_chunk(wr, c, nch, n_sub, final, lo_k, f_hi_k, target_k, lo, f_hi, target, s_lo, shift, by_count, clamped,
-               slot, flags, seed, pos, thr, m, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
-               counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-               total_ptr, tb_ptr, hist_ptr, SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr,
-               IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
-    """Chunk c of the row's pass: its sub-tiles, then its results folded into the row's words."""
-    NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
-    tied_k = tl.load(tb_ptr + (wr * 2) * NCH + c, volatile=True)
-    tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
-    tied_k = tl.where(lo_k >= 0, tied_k, 0)
-    tied_p = tl.where(lo >= 0, tied_p, 0)
-    words_c = hist_ptr + (wr * NCH + c) * DIGITS
-    out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
-                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                           temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
-                           s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
-                           (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                           words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-    # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
-    # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
-    if final:
-        tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
-        tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
-    else:
-        tl.debug_barrier()     # every thread's atomics into the chunk's words are done
-        jd = tl.arange(0, DIGITS)
-        h = tl.load(words_c + jd, volatile=True)
-        tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
+    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
 
 
 @triton.jit
@@ -231,35 +202,7 @@ def _claim(claim, nch, free, progs):
     keep their own slot, so this changes who runs what, never a result; it cuts the fixed cost per
     take (the counter's atomic, the search for a posted row, a round of parameter loads, the done
     count) when long rows have more chunks than there are programs to run them."""
-    return tl.minimum(tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, tl.cdiv(free, progs))), nch), TAKE_MAX)
-
-
-@triton.jit
-def _take(board_ptr, r, i, c, g, nch):
-    """Claim chunks c..c+g-1 (g <= TAKE_MAX) of pass i of row r, by one vector of atomics: each chunk's
-    claim word keeps the last pass + 1 that claimed it, so an atomic max wins it once a pass, and a
-    program that read an earlier pass's post wins nothing. Returns the chunks won as a bitmask (bit k:
-    chunk c + k). A pass's first take is each program's preferred chunk (its id less the row's,
-    modulo the chunks): programs take different chunks without meeting on a counter. Run 177 found 64
-    programs' atomics on one counter spread their starts over ~2.4 µs (each waits for the RMWs before
-    its own); the counter (the sweep, _claim) now serves the takes after the first, and the board's
-    scan reads it for the chunks left."""
-    kk = tl.arange(0, TAKE_MAX)
-    want = (kk < g) & (c + kk < nch)
-    old = tl.atomic_max(board_ptr + r * BOARD_W + CLAIM_AT + (c + kk) * CLAIM_STRIDE, i + 1, mask=want, sem="relaxed")
-    return tl.sum(tl.where(want & (old < i + 1), tl.full((), 1, tl.int64) << kk.to(tl.int64), 0))
-
-
-@triton.jit
-def _acquire(word_ptr):
-    """Acquire what a post (or a done count) released, once a relaxed read of word_ptr saw it: a fence
-    on the GPU, where an RMW of the word (the acquire atomic) would queue behind every other program's
-    RMW of it; the interpreter has no inline assembly (and runs programs one after another)."""
-    if FENCE_ACQUIRE:
-        tl.inline_asm_elementwise("fence.acq_rel.gpu;\n\tmov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
-                                  pack=1)
-    else:
-        tl.atomic_add(word_ptr, 0, sem="acquire")
+    return tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, tl.cdiv(free, progs))), nch)
 
 
 @triton.jit
@@ -308,9 +251,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     progs = n_share + n_help
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
-        z = tl.arange(0, CLAIM_AT)
-        tl.store(own + z, tl.zeros((CLAIM_AT,), tl.int32), mask=z > 0)
-        tl.store(own + CLAIM_AT + cc * CLAIM_STRIDE, tl.zeros((NCH,), tl.int32))
+        z = tl.arange(0, BOARD_W)
+        tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
         tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
         tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
         tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
@@ -322,82 +264,66 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     # HELPER_LOOKS times (looks) before it leaves (module docstring).
     seen = row < n_share
     looks = tl.zeros((), tl.int32)
-    # The (row, pass) whose preferred chunk this program has tried (_take).
-    pref_r = tl.full((), -1, tl.int64)
-    pref_i = tl.full((), -1, tl.int32)
-    swept = tl.full((), -1, tl.int32)       # the own pass whose sweep the owner saw exhausted
     # A lone row that is not long has no one to help: it skips the board (its helpers still read it).
     go = (phase < 3) | (n_share > 1) | (row >= n_share)
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
         wi = tl.zeros((), tl.int32)
         wc = tl.zeros((), tl.int32)
-        wn = tl.zeros((), tl.int32)         # chunks wc..wc+wn-1, those won: bits of `won`
-        won = tl.zeros((), tl.int64)
+        wn = tl.zeros((), tl.int32)         # chunks wc..wc+wn-1
         acted = phase > 3                   # false
         if phase < 3:
-            if (pref_r != row) | (pref_i != i):
-                # The pass's first take: the own preferred chunk (0).
-                pref_r, pref_i = row, i
-                wr, wi, wn = row, i, 1
-                won = _take(board_ptr, row, i, wc, 1, nch)
-            else:
-                g = _claim(claim, nch, 1, progs)    # the own row's chunks: one at a time unless `claim`
-                c = nch
-                if swept != i:                      # no RMW of the counter once it was seen exhausted
-                    c = tl.atomic_add(own + 1 + i, g, sem="relaxed")
-                    swept = tl.where(c < nch, swept, i)
-                if c < nch:
-                    wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
-                    won = _take(board_ptr, row, i, c, wn, nch)
-                elif tl.load(own + DONE_AT + i, volatile=True) >= nch:
-                    # Every chunk of the own pass is done: read the row's words.
-                    _acquire(own + DONE_AT + i)
-                    acted = phase < 3
-                    if phase == 2:
-                        best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
-                        mass = tl.load(total_ptr + row * TOTAL_W + MASS_AT, volatile=True)
-                        drawn = 4294967295 - (best & 4294967295)
-                        log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
-                        phase = 3
-                        tl.atomic_xchg(own, DONE, sem="relaxed")
-                    else:
-                        by_count = phase == 0
-                        # The pass's sums, which its chunks folded into the row's words; zeroed for the next
-                        # pass (the same threads' loads came first; the post releases the stores).
-                        total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
-                        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
-                        s_lo, shift, s_target, s_f_hi, jj, done = search_step(
-                            total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
-                        p += 1
-                        clamped = phase < 0
-                        if done:
-                            # The cut is set: the weight tied at its key before each chunk, for later passes.
-                            tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0, volatile=True)
-                            tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
-                            if by_count:
-                                lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
-                                phase = tl.where(search_p, 1, 2)
-                                p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key,
-                                                                               KEY_BITS)
-                            else:
-                                lo, f_hi, target = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
-                                phase = 2
-                            p = 0
-                            s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
-                            shift = p_shift
-                            clamped = p_clamped & (phase == 1)
-                            s_f_hi = tl.full((), 0, tl.int64)
-                            s_target = tl.full((), 0.0, tl.float32)
-                        i += 1
-                        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target)
+            g = _claim(claim, nch, 1, progs)    # the own row's chunks: one at a time unless `claim`
+            c = tl.atomic_add(own + 1 + i, g, sem="relaxed")
+            if c < nch:
+                wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
+            elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
+                # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
+                acted = phase < 3
+                if phase == 2:
+                    best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
+                    mass = tl.load(total_ptr + row * TOTAL_W + MASS_AT, volatile=True)
+                    drawn = 4294967295 - (best & 4294967295)
+                    log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
+                    phase = 3
+                    tl.atomic_xchg(own, DONE, sem="relaxed")
+                else:
+                    by_count = phase == 0
+                    # The pass's sums, which its chunks folded into the row's words; zeroed for the next
+                    # pass (the same threads' loads came first; the post releases the stores).
+                    total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
+                    tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
+                    s_lo, shift, s_target, s_f_hi, jj, done = search_step(
+                        total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
+                    p += 1
+                    clamped = phase < 0
+                    if done:
+                        # The cut is set: the weight tied at its key before each chunk, for later passes.
+                        tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0, volatile=True)
+                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
+                        if by_count:
+                            lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
+                            phase = tl.where(search_p, 1, 2)
+                            p_lo, p_shift, p_clamped = nucleus_after_top_k(p_lo, p_shift, p_clamped, lo_k, hi_key,
+                                                                           KEY_BITS)
+                        else:
+                            lo, f_hi, target = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
+                            phase = 2
+                        p = 0
+                        s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
+                        shift = p_shift
+                        clamped = p_clamped & (phase == 1)
+                        s_f_hi = tl.full((), 0, tl.int64)
+                        s_target = tl.full((), 0.0, tl.float32)
+                    i += 1
+                    _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
+                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)
         if (wr < 0) & ~acted:
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
-            first = tl.full((), 0, tl.int64) + n_share * 32
+            first = tl.full((), 0, tl.int64) + n_share
             home = row % n_share   # helpers spread over the rows too
             pending = tl.zeros((), tl.int32)
-            free_all = tl.zeros((), tl.int32)   # chunks not swept yet in the other rows' posted passes
+            free_all = tl.zeros((), tl.int32)   # chunks not taken yet in the other rows' posted passes
             b = tl.zeros((), tl.int64)
             while b < n_share:
                 r = b + rr
@@ -408,32 +334,23 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
                 free_all += tl.sum(tl.where(posted, tl.maximum(nch - taken, 0), 0))
                 free = posted & (taken < nch)
-                # The first such row cyclically after home, and its pass (below 32), in one minimum.
-                first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share * 32 + st - POSTED,
-                                                          n_share * 32)))
+                first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share, n_share)))
                 b += ROWS
-            if first < n_share * 32:
-                r1 = (first // 32 + home) % n_share
-                w = (first % 32).to(tl.int32)
-                _acquire(board_ptr + r1 * BOARD_W)      # the scan read the post
-                if (pref_r != r1) | (pref_i != w):
-                    # The pass's first take: this program's preferred chunk, apart from other programs'.
-                    pref_r, pref_i = r1, w
-                    wr, wi, wc, wn = r1, w, (((row - r1) % nch + nch) % nch).to(tl.int32), 1
-                    won = _take(board_ptr, r1, w, wc, 1, nch)
-                else:
+            if first < n_share:
+                r1 = (first + home) % n_share
+                w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
+                if w >= POSTED:
                     g = _claim(claim, nch, free_all, progs)
-                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + w, g, sem="relaxed")
+                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), g, sem="relaxed")
                     if c < nch:
-                        wr, wi, wc, wn = r1, w, c, tl.minimum(g, nch - c)
-                        won = _take(board_ptr, r1, w, c, wn, nch)
+                        wr, wi, wc, wn = r1, w - POSTED, c, tl.minimum(g, nch - c)
             elif (pending == 0) & (phase == 3):
                 looks += 1
                 if seen | (looks >= HELPER_LOOKS):
                     go = phase > 3
             seen = seen | (pending != 0)
-        if won != 0:
-            _run_chunk(wr, wi, wc, wn, won, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
+        if wr >= 0:
+            _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
                        IS_BF16, HAS_MASK, MAX_BIAS)

@@ -51,17 +51,11 @@ EDITS = {
          "                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n"
          "                    mark(hist_ptr, 10 + i)\n"),
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
-        ('                w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")\n                if w >= POSTED:\n',
-         '                w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")\n                if w >= POSTED:\n'
-         "                    mark_first(hist_ptr, 100 + (w - POSTED))\n"),
-        ('                    w = tl.atomic_add(board_ptr + last_r * BOARD_W, 0, sem="acquire")\n'
-         '                    if w >= POSTED:\n',
-         '                    w = tl.atomic_add(board_ptr + last_r * BOARD_W, 0, sem="acquire")\n'
-         '                    if w >= POSTED:\n'
-         "                        mark_first(hist_ptr, 100 + (w - POSTED))\n"),
-        ("    f_hi, target = tl.load(fp + 4, volatile=True), tl.load(fp + 5, volatile=True)\n",
-         "    f_hi, target = tl.load(fp + 4, volatile=True), tl.load(fp + 5, volatile=True)\n"
-         "    mark_first(hist_ptr, 110 + wi + (thr + m + f_hi + target != thr + m + f_hi + target).to(tl.int32))\n"),
+        ("                if w >= POSTED:\n",
+         "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + (w - POSTED))\n"),
+        ("    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n",
+         "    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n"
+         "    mark_first(hist_ptr, 110 + wi)\n"),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],

@@ -82,9 +82,6 @@ POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 # (each look is a round of loads past L1, ~0.5 us): long enough for a row's program dispatched just
 # after it to announce itself.
 HELPER_LOOKS = tl.constexpr(8)
-# How many reads of a row's state a program that has nothing to take spins for (~0.4 us each) before it
-# scans the board again.
-SPINS = tl.constexpr(64)
 
 
 @triton.jit
@@ -159,20 +156,14 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    # Scalar loads, all issued at once: one round trip. (Until session 32 a vector load of each kind and
-    # 17 block reductions picking the values out of it: ~1.9 µs from a helper's acquire to its
-    # parameters, run 177.)
-    ip = ipar_ptr + wr * PARAMS_W
-    fp = fpar_ptr + wr * PARAMS_W
-    lo_k, lo = tl.load(ip + 0, volatile=True), tl.load(ip + 1, volatile=True)
-    s_lo, shift = tl.load(ip + 2, volatile=True), tl.load(ip + 3, volatile=True)
-    by_count, final = tl.load(ip + 4, volatile=True) != 0, tl.load(ip + 5, volatile=True) != 0
-    slot, flags = tl.load(ip + 6, volatile=True), tl.load(ip + 7, volatile=True).to(tl.int32)
-    seed, pos = tl.load(ip + 8, volatile=True), tl.load(ip + 9, volatile=True)
-    clamped = tl.load(ip + 10, volatile=True) != 0
-    thr, m = tl.load(fp + 0, volatile=True), tl.load(fp + 1, volatile=True)
-    f_hi_k, target_k = tl.load(fp + 2, volatile=True), tl.load(fp + 3, volatile=True)
-    f_hi, target = tl.load(fp + 4, volatile=True), tl.load(fp + 5, volatile=True)
+    j = tl.arange(0, PARAMS_W)
+    iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
+    fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
+    lo_k, lo, s_lo, shift = _get(iv, 0), _get(iv, 1), _get(iv, 2), _get(iv, 3)
+    slot, flags, seed, pos = _get(iv, 6), _get(iv, 7).to(tl.int32), _get(iv, 8), _get(iv, 9)
+    thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
+        _get(fv, 5)
+    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0
     jd = tl.arange(0, DIGITS)
     c = wc
     while c < wc + wn:
@@ -273,9 +264,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     # HELPER_LOOKS times (looks) before it leaves (module docstring).
     seen = row < n_share
     looks = tl.zeros((), tl.int32)
-    # The other row whose chunk this program ran last, and its state then (a pass posted): where it spins.
-    last_r = tl.full((), -1, tl.int64)
-    last_st = tl.zeros((), tl.int32)
     # A lone row that is not long has no one to help: it skips the board (its helpers still read it).
     go = (phase < 3) | (n_share > 1) | (row >= n_share)
     while go:
@@ -360,26 +348,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 looks += 1
                 if seen | (looks >= HELPER_LOOKS):
                     go = phase > 3
-            elif (phase == 3) & (last_r >= 0):
-                # Nothing free, but a row is still at work: spin on the state of the row this program last
-                # helped (one scalar read a spin, where a scan reads every row and reduces three times) until
-                # it moves on, usually to its next pass, and take a chunk of that at once.
-                st1 = tl.load(board_ptr + last_r * BOARD_W, volatile=True)
-                spins = tl.zeros((), tl.int32)
-                while (st1 == last_st) & (spins < SPINS):
-                    st1 = tl.load(board_ptr + last_r * BOARD_W, volatile=True)
-                    spins += 1
-                if (st1 >= POSTED) & (st1 != last_st):
-                    w = tl.atomic_add(board_ptr + last_r * BOARD_W, 0, sem="acquire")
-                    if w >= POSTED:
-                        g = _claim(claim, nch, nch, progs)
-                        c = tl.atomic_add(board_ptr + last_r * BOARD_W + 1 + (w - POSTED), g, sem="relaxed")
-                        if c < nch:
-                            wr, wi, wc, wn = last_r, w - POSTED, c, tl.minimum(g, nch - c)
-                last_r = tl.where(st1 >= POSTED, last_r, -1)
             seen = seen | (pending != 0)
-        if (wr >= 0) & (wr != row):
-            last_r, last_st = wr, POSTED + wi
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,

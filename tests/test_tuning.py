@@ -116,7 +116,7 @@ def test_penalised_batches_take_their_own_stage1_register_cap(monkeypatch):
     plain = Sampler(151936, 4, "cpu")
     plain.add_request(0, SamplingParams(temperature=0.7, top_k=50))
     # Each cap without and with the shared passes: up to 16 rows (long_chunks) the shared variant has
-    # helpers and 64 chunks a pass, from 17 rows on neither (a third variant per cap).
+    # helpers and 128 chunks a pass, from 17 rows on neither (a third variant per cap).
     assert plain.warmup(16) == 4
     assert {p["const1"]["maxnreg"] for p in plain._plans.values()} == {128, 160}
     assert plain.warmup(17) == 6

@@ -61,13 +61,14 @@ class Sampler:
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py), in batches of more than long_chunks rows;
-    long_chunks_small (default 4 * long_chunks): the chunks in smaller batches, where helper programs
+    long_chunks_small (default 8 * long_chunks): the chunks in smaller batches, where helper programs
     past the rows fill the grid up to that many. Every sum of the passes is an integer sum, so no
     result depends on either. long_claim: how many of those chunks a program takes at once (0: chosen
     in the kernel, the chunks left in the posted passes shared among the programs); it changes who
     runs which chunk, never a result. On an H100 64 chunks were faster than 16 up to 16 rows and
-    slower from 64 rows on, with guided or fixed takes (runs 106-108): hence 64 and 16 by default,
-    one per take.
+    slower from 64 rows on, with guided or fixed takes (runs 106-108); once the chunks fold their sums
+    into the row's words, 128 were faster than 64 up to 16 rows (run 177: the long nucleus 1 in 16
+    46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16 by default, one per take.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
@@ -91,7 +92,7 @@ class Sampler:
         # push them past LONG_BLOCK, where they spill.
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         self.long_chunks = long_chunks
-        self.long_chunks_small = long_chunks_small or 4 * long_chunks
+        self.long_chunks_small = long_chunks_small or 8 * long_chunks
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim

@@ -31,7 +31,8 @@ reference's per-token noise of the given stream; ties of perturbed scores go to 
 A pass in one program is bound by its latency, not by bandwidth. What keeps it short (H100, V =
 151936, one row in 16 beyond the bound, before the sharing: a nucleus 1.56 ms -> 0.65 ms, min-p alone
 0.29 -> 0.13 ms; runs 48, 61, 62, 65; shared, the whole 16-row batch 102 and 39 µs, run 87; with
-8-bit digits and 64 chunks 64.7 and 32.8 µs, run 172):
+8-bit digits and 64 chunks 64.7 and 32.8 µs, run 172; with the chunks' sums folded into the row's
+words and 128 chunks 52.4 and 31.4 µs, run 180):
 - sub-tiles of 2**SUB_LOG2 tokens (the launcher's LONG_LOG2: 1024 on the GPU, where 4096 spilled; the
   stage-1 tile in the CPU tests, so that every carry between sub-tiles is exercised), each loaded
   while the one before is processed (the next sub-tile's logits are a loop-carried value);

@@ -820,14 +820,20 @@ def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl
     return hi_key + 4096, tl.zeros((), tl.int64), search_p
 
 
-@triton.jit
-def _no_speculation(stats_ptr, row, Z, top_p, Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                    IS_BF16: tl.constexpr):
-    return row < 0, tl.full((), 0.0, tl.float32)
-
-
-def _narrowing_batch():
-    """Six long rows (test_top_p_cuts_that_the_candidates_bound_take_fewer_passes)."""
+@pytest.mark.parametrize("bounds", ["held", "broken"])
+def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypatch):
+    """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
+    rows on values around 10 (not straddling 0, where keys are dense) with nuclei of 2x-18x the bound
+    of 32, alone, after a top-k of 100 or 200 (2 passes of its own), or after min-p. The full search
+    takes 2 passes per 16-bit cut (a digit of 8 bits each), then the final pass: 3, 5, 3, 3, 5, 5 passes
+    (what the board's done counters show). Bounded, each top-p cut takes 1: 2, 4, 2, 2, 4, 4. The last
+    row's top-p 0.99 after a top-k of 100 would take 2 from its candidates' bound alone (u ~9 below the
+    maximum: ~260 keys, more than one pass's 254) and takes 1 from the top-k cut's key up
+    (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
+    each top-p search starts over after its first pass: one pass more than the full search, and the
+    same tokens and log-probabilities as the reference's either way."""
+    if bounds == "broken":
+        monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
     gen = torch.Generator().manual_seed(5)
     n = 6
     logits = 10 + 0.5 * torch.randn(n, V, generator=gen)
@@ -840,12 +846,6 @@ def _narrowing_batch():
               SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2),
               SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2),
               SamplingParams(temperature=1.0, top_k=100, top_p=0.99, seed=6, logprobs=2)]
-    return logits, params
-
-
-def _passes_taken(logits, params):
-    """Sample the batch; its outputs and each row's passes (what the board's done counters show)."""
-    n = len(params)
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
     for i, p in enumerate(params):
         s.add_request(i, p)
@@ -853,56 +853,11 @@ def _passes_taken(logits, params):
     out = s.sample(logits, list(range(n)), positions)
     n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
     assert n_exact == n and n_equal == n
+    assert [int(x) for x in reference_support(logits, params, positions, [[]] * n, [[]] * n).sum(1)] \
+        == [470, 18, 582, 470, 1, 99]
     board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
-    return out, [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
-
-
-@pytest.mark.parametrize("bounds", ["held", "broken"])
-def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypatch):
-    """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
-    rows on values around 10 (not straddling 0, where keys are dense) with nuclei of 2x-18x the bound
-    of 32, alone, after a top-k of 100 or 200 (2 passes of its own), or after min-p. The full search
-    takes 2 passes per 16-bit cut (a digit of 8 bits each), then the final pass: 3, 5, 3, 3, 5, 5 passes
-    (what the board's done counters show). Bounded, each top-p cut takes 1: 2, 4, 2, 2, 4, 4. The last
-    row's top-p 0.99 after a top-k of 100 would take 2 from its candidates' bound alone (u ~9 below the
-    maximum: ~260 keys, more than one pass's 254) and takes 1 from the top-k cut's key up
-    (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
-    each top-p search starts over after its first pass: one pass more than the full search, and the
-    same tokens and log-probabilities as the reference's either way. (Nuclei that stage 1's statistics
-    show to exceed the bound start their search before the candidates, from every key: that is off
-    here, and tested below.)"""
-    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
-    if bounds == "broken":
-        monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
-    logits, params = _narrowing_batch()
-    n = len(params)
-    assert [int(x) for x in reference_support(logits, params, [10 + i for i in range(n)], [[]] * n,
-                                              [[]] * n).sum(1)] == [470, 18, 582, 470, 1, 99]
-    _out, passes = _passes_taken(logits, params)
+    passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
     assert passes == ([2, 4, 2, 2, 4, 4] if bounds == "held" else [4, 6, 4, 4, 6, 6])
-
-
-@pytest.mark.parametrize("discard", [False, True])
-def test_nuclei_beyond_the_bound_start_their_search_before_the_candidates(discard, monkeypatch):
-    """A nucleus without top-k or min-p whose best C tokens cannot reach top_p (C times the best token's
-    probability, from stage 1's statistics: sample.nucleus_beyond) gets its first search pass posted
-    before its candidates are merged (shared_sets.post_first_pass), over every key: the pure nuclei of
-    the batch above (rows 0 and 2) take 3 passes, the first beside the candidates, where their
-    candidates' bounds would have left 2 after them. The same tokens and log-probabilities, bitwise, as
-    without it (integer sums: the same whatever the path of the search), and the reference's. With
-    `discard` (shared_sets.FORCE_DISCARD: what a row whose m differed from the candidates' would do)
-    that pass is thrown away and the row searches from its candidates' bounds after it: 3 passes
-    again, the same outputs."""
-    logits, params = _narrowing_batch()
-    if discard:
-        monkeypatch.setattr(shared_sets, "FORCE_DISCARD", tl.constexpr(True))
-    out, passes = _passes_taken(logits, params)
-    assert passes == [3, 4, 3, 2, 4, 4]
-    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
-    plain, passes = _passes_taken(logits, params)
-    assert passes == [2, 4, 2, 2, 4, 4]
-    assert torch.equal(out.tokens, plain.tokens) and torch.equal(out.logprob, plain.logprob)
-    assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

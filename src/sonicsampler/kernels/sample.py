@@ -38,7 +38,7 @@ from . import INTERPRETED
 from .draft import argmax_lowest
 from .keys import (bits_from_key16, bits_from_key32, row_key_index, row_key_to_tile_key, row_key_value,
                    value_key16, value_key32)
-from .prologue import bits16_to_f32, count_output, div_exact, process, ranking_bits16
+from .prologue import bits16_to_f32, count_output, div_exact, process
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set
+from .shared_sets import announce, batch_may_exceed, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -330,28 +330,6 @@ def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
     z = tl.arange(0, ZP)
     base = stats_ptr + (row * Z + z) * N_STATS + which
     return tl.load(base, mask=live, other=float("-inf")), tl.load(base + 1, mask=live, other=0.0)
-
-
-@triton.jit
-def nucleus_beyond(stats_ptr, row, Z, top_p, Z_LOG2: tl.constexpr, C_LOG2: tl.constexpr, KEY64: tl.constexpr,
-                   IS_BF16: tl.constexpr):
-    """From stage 1's statistics alone, before the candidates: whether a nucleus (top-p without top-k or
-    min-p) certainly holds more than the C candidates (its best C tokens weigh at most C times the best
-    one's probability, and that is below top_p), and the stabiliser m the candidates will give (the
-    best rank value: the largest processed value, rounded to the input dtype for 16-bit rows). Such a
-    row's first search pass can then start before its candidates are merged (shared_sets.post_first_pass):
-    ~9 µs of stage 2's chain at 1 row in which helpers would idle (run 175)."""
-    zz = tl.arange(0, 2 ** Z_LOG2)
-    m_t, s_t = _stat_pairs(stats_ptr, row, Z, 0, 2 ** Z_LOG2, zz < Z)
-    mm = tl.max(m_t)
-    terms, mm_safe = _terms(m_t, s_t, mm)
-    lse = mm_safe + tl.log(tl.sum(terms))
-    if KEY64:
-        m = mm
-    else:
-        m = bits16_to_f32(ranking_bits16(mm, IS_BF16), IS_BF16)
-    beyond = (mm - lse < tl.log(top_p) - C_LOG2 * 0.6931471805599453) & (m > float("-inf")) & (m < float("inf"))
-    return beyond, m
 
 
 @triton.jit
@@ -982,14 +960,6 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             # own (the previous launch's stage 2 finished before this launch's stage 1 began).
             announce(board_ptr, row)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
-    spec = row < 0           # false: whether a nucleus's first pass was posted before the candidates
-    m_spec = tl.full((), 0.0, tl.float32)
-    if SHARED & EXACT_UNTRUNCATED:
-        if share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P):
-            spec, m_spec = nucleus_beyond(stats_ptr, row, Z, tl.load(top_p_ptr + slot), Z_LOG2, C_LOG2, KEY64,
-                                          IS_BF16)
-            if spec:
-                post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos, KEY64)
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse, w_lo, hi_key) = row_distribution(
@@ -1030,7 +1000,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
-                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, spec, m_spec)
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

@@ -50,7 +50,8 @@ programs, past the rows, only help (a lone long row would otherwise run all its 
   wait for every row; the ticket's row index was not uniform for ptxas, and cost the 1-row launch
   ~0.5 µs, PERFORMANCE.md run 143.) Only the variant that has helpers (HELPERS in stage 2) compiles
   their code.
-The results are the same with or without helpers: the chunks and their reduction order are the same.
+The results are the same with or without helpers: the chunks are the same, and their results combine
+by integer sums and a max, in any order.
 """
 import triton
 import triton.language as tl
@@ -199,8 +200,8 @@ def _claim(claim, nch, free, progs):
     """How many chunks a program takes at once: `claim` if set, else the chunks left untaken in the
     posted passes (`free`, as the program last saw the board) shared among the launch's programs,
     at least 1 (guided self-scheduling: large takes while many chunks are left, single ones towards
-    a pass's end, so that no program sits on chunks while others idle). Each chunk's partial results
-    keep their own slot, so this changes who runs what, never a result; it cuts the fixed cost per
+    a pass's end, so that no program sits on chunks while others idle). Chunks' results combine in any
+    order, so this changes who runs what, never a result; it cuts the fixed cost per
     take (the counter's atomic, the search for a posted row, a round of parameter loads, the done
     count) when long rows have more chunks than there are programs to run them."""
     return tl.minimum(tl.where(claim > 0, claim, tl.maximum(1, tl.cdiv(free, progs))), nch)
@@ -279,7 +280,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             if c < nch:
                 wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
             elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
-                # Every chunk of the own pass is done: reduce the chunks' slots in chunk order.
+                # Every chunk of the own pass is done (each folded its results into the row's words).
                 acted = phase < 3
                 if phase == 2:
                     best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)

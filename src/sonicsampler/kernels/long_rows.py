@@ -194,13 +194,11 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     a2, a3 = a0, a1
     a4 = tl.zeros((SUB,), tl.int64)      # the mass as integers round(w * FIX): the same whatever the chunks
     a5 = tl.zeros((SUB,), tl.float32)
-    if final:
-        resid_mass = tl.full((), 0.0, tl.float32)
-    else:
+    resid_mass = tl.full((), 0.0, tl.float32)
+    if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
         tl.store(hist_ptr + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
         tl.debug_barrier()
-        resid_mass = tl.full((), 0.0, tl.float32)
     tied_k = tl.zeros((), tl.int64) + tied_k
     tied_p = tl.zeros((), tl.int64) + tied_p
     n_sub = tl.cdiv(V, SUB)
@@ -266,11 +264,19 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
 
 
 @triton.jit
+def chunk_sums(hist_ptr):
+    """A search pass's DIGITS sums that chunk_pass added into the words at hist_ptr, once every
+    thread's atomics are done (read past L1, which atomics bypass)."""
+    tl.debug_barrier()
+    return tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
+
+
+@triton.jit
 def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, clamped, KEY_BITS: tl.constexpr):
     """One step of a cut's search, from a pass's per-interval weights h (DIGITS integer sums of
     round(weight * FIX), chunk_pass) and the weight s_f_hi above its range (an integer sum as well; 0
-    for a first pass, whose range holds every key: all keys, or a clamped range). The first pass sets the target (k tokens, or
-    top_p times the whole weight of the top-k cut's tokens). Narrows (s_lo, shift) to the largest
+    for a first pass, whose range holds every key: all keys, or a clamped range). The first pass sets
+    the target (k tokens, or top_p times the whole weight of the top-k cut's tokens). Narrows (s_lo, shift) to the largest
     interval start whose weight at or above it still reaches the target; s_f_hi becomes the weight
     above that interval. Returns those, the interval's digit jj and whether the cut is set (a pass over
     intervals of one key each).
@@ -395,9 +401,7 @@ def long_set_bound(logits_ptr, stride_row, V, row, slot, flags,
                 f_hi_k, target_k, 0, lo, f_hi, target, 0, False, s_lo, shift, by_count, clamped, 0, 0, 0, -1, False,
                 0.0, None, None, 0, 0, n_sub, hist_ptr, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, 0, pend_ptr,
                 n_pend, PENDING)
-            # Every thread's atomics are done before the sums are read (past L1, which atomics bypass).
-            tl.debug_barrier()
-            h = tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
+            h = chunk_sums(hist_ptr)
             s_lo, shift, s_target, s_f_hi, _jj, done = search_step(h, s_lo, shift, s_target, s_f_hi, p == 0,
                                                                    by_count, k, top_p, clamped, KEY_BITS)
             clamped = phase < 0

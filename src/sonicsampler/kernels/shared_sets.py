@@ -57,7 +57,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, nucleus_after_top_k, search_step
+from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, chunk_sums, nucleus_after_top_k, search_step
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 
@@ -187,8 +187,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
             tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
-            tl.debug_barrier()     # every thread's atomics into the chunk's words are done
-            h = tl.load(words_c + jd, volatile=True)
+            h = chunk_sums(words_c)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
         c += 1
     tl.debug_barrier()

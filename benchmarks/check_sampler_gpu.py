@@ -614,17 +614,20 @@ def check_graph_late_long(v=151936):
                               for i in (0, 2)])
 
 
-def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
+def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     """Batches where one row in 16 has a long set (flat rows, LONG_SETS in turn) among standard rows,
     so that stage 2's programs share its passes (kernels/shared_sets.py): every row's token equal to
     the reference's; each long row's token and processed log-probability bitwise equal to the same
     row sampled alone (a 1-row batch, whose passes helper-only programs share), so who ran which chunk
     does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
     each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks and
-    long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise)."""
+    long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise). mode: the
+    long rows' log-probabilities; "raw" lets them draw in their first search pass (shared_sets
+    _early_draw), "processed" needs the final pass's normalizer. Reports each long row's passes (the
+    board's done counters after the eager call)."""
     opts = {k: int(os.environ[e]) for k, e in (("long_chunks", "CHECK_LONG_CHUNKS"), ("long_claim", "CHECK_LONG_CLAIM"))
             if os.environ.get(e)}
-    params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode="processed",
+    params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode=mode,
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
     gen = torch.Generator().manual_seed(v + n)
@@ -637,6 +640,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
         s.add_request(i, p)
     x = logits.cuda()
     out = s.sample(x, list(range(n)), positions)
+    board = next(b for k, b in s._scratch._bufs.items() if k[0] == "board").view(-1, shared_sets.BOARD_W.value)
+    passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(0, n, 16)]
     ref = reference.sample(logits, params, positions=positions)
     alone = alone_graph = 0
     for i in range(0, n, 16):
@@ -662,8 +667,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16):
     graph_ok = (torch.equal(gout.tokens, eager.tokens)
                 and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num()))
     long_rows = list(range(0, n, 16))
-    emit(what="sample_long_shared", V=v, dtype=str(dtype), rows=n, long_chunks=s.long_chunks, long_claim=s.long_claim,
-         long_rows=len(long_rows),
+    emit(what="sample_long_shared", V=v, dtype=str(dtype), mode=mode, rows=n, long_chunks=s.long_chunks,
+         long_claim=s.long_claim, long_rows=len(long_rows), passes=passes,
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
          long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),
@@ -835,6 +840,9 @@ if __name__ == "__main__":
     if "narrow_cuts" in parts:  # long top-p cuts whose searches start narrowed
         for dtype in (torch.bfloat16, torch.float32):
             check_narrow_cuts(151936, dtype)
+    if "long_shared_raw" in parts:  # the same with raw log-probabilities: long rows may draw early
+        for n in (16, 128):
+            check_long_shared(151936, n, mode="raw")
     if "long_shared_fp32" in parts:
         check_long_shared(151936, 32, torch.float32)
     if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32

@@ -45,16 +45,17 @@ EDITS = {
          "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, wn)\n    c = wc\n    while c < wc + wn:\n"),
         ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n',
          '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n    mark(hist_ptr, 70 + wi)\n'),
-        ("              thr, m, f_hi_k, target_k, f_hi, target)\n    elif row < n_share:",
-         "              thr, m, f_hi_k, target_k, f_hi, target)\n        mark(hist_ptr, 10 + i)\n    elif row < n_share:"),
-        ("                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n",
-         "                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)\n"
-         "                    mark(hist_ptr, 10 + i)\n"),
+        ("              thr, m, f_hi_k, target_k, f_hi, target, drew)\n    elif row < n_share:",
+         "              thr, m, f_hi_k, target_k, f_hi, target, drew)\n        mark(hist_ptr, 10 + i)\n"
+         "    elif row < n_share:"),
+        ("                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n",
+         "                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n"
+         "                        mark(hist_ptr, 10 + i)\n"),
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",
          "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + (w - POSTED))\n"),
-        ("    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n",
-         "    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0\n"
+        ("    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n",
+         "    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n"
          "    mark_first(hist_ptr, 110 + wi)\n"),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),

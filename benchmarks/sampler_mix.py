@@ -67,6 +67,10 @@ def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
         if i % 16 == 0:
             return SamplingParams(temperature=1.5, top_p=0.99, seed=i), False
         return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
+    if mix == "long_nucleus_1_in_16_lp":  # the same, the long row asking processed log-probabilities: its
+        if i % 16 == 0:                      # passes end with the final one (for the normalizer) every time
+            return SamplingParams(temperature=1.5, top_p=0.99, seed=i, logprobs=1, logprobs_mode="processed"), False
+        return SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=i), False
     if mix == "mid_nucleus_1_in_16":  # one row in 16 keeps 200-6500 tokens by top-p alone, on values above 0
         if i % 16 == 0:
             return SamplingParams(temperature=0.85, top_p=0.9, seed=i), False
@@ -79,7 +83,8 @@ def mix_params(mix: str, i: int) -> tuple[SamplingParams, bool]:
 
 
 MIXES = ["base", "temperature", "top_k", "top_p", "top_p_no_k", "min_p", "processing", "logprobs", "standard_logprobs",
-         "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16", "mid_nucleus_1_in_16", "long_min_p_1_in_16"]
+         "heavy", "greedy", "bounded_approx", "long_nucleus_1_in_16", "long_nucleus_1_in_16_lp", "mid_nucleus_1_in_16",
+         "long_min_p_1_in_16"]
 
 
 def make_sampler(mix: str, n: int, v: int, **extra):

@@ -8,6 +8,8 @@ reference's survivor set fits the candidate bound, except for the one documented
 the candidates, checked against the reference's distribution.
 """
 
+import dataclasses
+
 import pytest
 import torch
 import triton
@@ -820,18 +822,42 @@ def _bounds_that_do_not_hold(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl
     return hi_key + 4096, tl.zeros((), tl.int64), search_p
 
 
+def _key16(v: torch.Tensor) -> int:
+    """The order-preserving 16-bit key of a bf16 value (kernels/keys.py), in Python."""
+    b = int(v.view(torch.int16)) & 0xFFFF
+    return b | 0x8000 if b < 0x8000 else ~b & 0xFFFF
+
+
+def final_passes(logits, params, positions):
+    """Per row, whether the sampler's shared passes end with a final pass (1) or draw in their first
+    search pass (0: kernels/shared_sets._early_draw): the Gumbel-max over the first pass's tokens (the
+    row's tokens at or above min-p's threshold) is then 2 keys or more above the set's lowest key, and
+    the row asks for no processed log-probabilities."""
+    out = []
+    for i, p in enumerate(params):
+        row = reference._process_row(logits[i], p, [], [], None)
+        wide = reference._process_row(logits[i], dataclasses.replace(p, top_k=0, top_p=1.0), [], [], None)
+        w = reference._gumbel_argmax([row.x], [wide.keep], [p.seed_u64], [positions[i]], 0)[0]
+        lowest = min(_key16(v) for v in row.rank[row.keep])
+        out.append(int(p.logprobs_mode == "processed" or _key16(row.rank[w]) < lowest + 2))
+    return out
+
+
 @pytest.mark.parametrize("bounds", ["held", "broken"])
 def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypatch):
     """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
     rows on values around 10 (not straddling 0, where keys are dense) with nuclei of 2x-18x the bound
     of 32, alone, after a top-k of 100 or 200 (2 passes of its own), or after min-p. The full search
-    takes 2 passes per 16-bit cut (a digit of 8 bits each), then the final pass: 3, 5, 3, 3, 5, 5 passes
-    (what the board's done counters show). Bounded, each top-p cut takes 1: 2, 4, 2, 2, 4, 4. The last
-    row's top-p 0.99 after a top-k of 100 would take 2 from its candidates' bound alone (u ~9 below the
-    maximum: ~260 keys, more than one pass's 254) and takes 1 from the top-k cut's key up
-    (long_rows.nucleus_after_top_k). With bounds that do not hold (the range moved above every key),
-    each top-p search starts over after its first pass: one pass more than the full search, and the
-    same tokens and log-probabilities as the reference's either way."""
+    takes 2 passes per 16-bit cut (a digit of 8 bits each): 2, 4, 2, 2, 4, 4 passes of search. Bounded,
+    each top-p cut takes 1: 1, 3, 1, 1, 3, 3. The last row's top-p 0.99 after a top-k of 100 would take
+    2 from its candidates' bound alone (u ~9 below the maximum: ~260 keys, more than one pass's 254) and
+    takes 1 from the top-k cut's key up (long_rows.nucleus_after_top_k). With bounds that do not hold
+    (the range moved above every key), each top-p search starts over after its first pass: one pass
+    more than the full search, and the same tokens and log-probabilities as the reference's either way.
+    Then the final pass, unless the first pass's own draw lies above the set's cut (final_passes): for
+    rows 0 and 2 it does; row 3 asks for processed log-probabilities; the top-k rows 1 and 5 keep too
+    little of the row's mass for the draw over all its tokens to fall in their sets, and row 4's draw
+    (its nucleus of one token) is at the cut's key. The board's done counters show the passes."""
     if bounds == "broken":
         monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
     gen = torch.Generator().manual_seed(5)
@@ -843,7 +869,7 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     params = [SamplingParams(temperature=1.0, top_p=0.9, seed=1, logprobs=2),
               SamplingParams(temperature=0.7, top_k=100, top_p=0.3, seed=2, logprobs=2),
               SamplingParams(temperature=1.0, top_p=0.99, seed=3, logprobs=2, logprobs_mode="raw"),
-              SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2),
+              SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2, logprobs_mode="processed"),
               SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2),
               SamplingParams(temperature=1.0, top_k=100, top_p=0.99, seed=6, logprobs=2)]
     s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
@@ -857,7 +883,10 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
         == [470, 18, 582, 470, 1, 99]
     board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
     passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
-    assert passes == ([2, 4, 2, 2, 4, 4] if bounds == "held" else [4, 6, 4, 4, 6, 6])
+    final = final_passes(logits, params, positions)
+    assert final == [0, 1, 0, 1, 1, 1]
+    search = [1, 3, 1, 1, 3, 3] if bounds == "held" else [3, 5, 3, 3, 5, 5]
+    assert passes == [a + b for a, b in zip(search, final)]
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

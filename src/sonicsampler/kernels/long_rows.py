@@ -103,17 +103,25 @@ def _set_tile(raw, t, V, row, slot, flags,
     live = inb & ~bad
     in_set = live & (x > float("-inf"))
     # Value keys alone: the tile keys' index half is not needed here.
+    key, bits = value_key(x, KEY64, IS_BF16)
+    key = tl.where(live, key, 0)
     if KEY64:
-        key = tl.where(live, value_key32(x).to(tl.int64), 0)     # the fp32 value's 32-bit key
         in_set = in_set & (x >= thr)
-    else:
-        # The 16-bit value key in 32 bits; the rank value for min-p decoded from the rounded bits only
-        # for rows that have a threshold.
-        bits = ranking_bits16(x, IS_BF16)
-        key = tl.where(live, key16_from_bits(bits).to(tl.int32), 0)
-        if thr > float("-inf"):
-            in_set = in_set & (bits16_to_f32(bits, IS_BF16) >= thr)
+    elif thr > float("-inf"):
+        # The rank value for min-p decoded from the rounded bits only for rows that have a threshold.
+        in_set = in_set & (bits16_to_f32(bits, IS_BF16) >= thr)
     return x, offs, key, in_set, tl.where(in_set, tl.exp(x - m), 0.0)
+
+
+@triton.jit
+def value_key(x, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """The value key that the passes rank processed values x by (int64: fp32's 32-bit key; int32: the
+    16-bit key of x rounded to the input dtype), and for 16-bit rows the rounded bits."""
+    if KEY64:
+        return value_key32(x).to(tl.int64), x
+    else:
+        bits = ranking_bits16(x, IS_BF16)
+        return key16_from_bits(bits).to(tl.int32), bits
 
 
 @triton.jit
@@ -167,7 +175,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
                t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
-               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
     weight of the tokens tied at each cut's key in the sub-tiles before t0, integers as _cut's).
     Returns 16 values and the set's mass in these sub-tiles (the final pass's; an integer sum of
@@ -184,6 +192,10 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
       (0 / 1); with `residual` (verification's rejected draft d, q given as DRAFT says), [0, 1] are the
       residual max(0, p - q)'s Gumbel-max (p = exp(x - log_final) on the set), [4, 5] p's own and [6]
       the residual mass; and the set's mass.
+    - `early` (a search pass of the sampler's shared passes): also [0, 1] the Gumbel-max over the
+      pass's tokens (those of both cuts as they stand: a superset of the final set), as the final pass
+      computes it. Where that token lies in the final set it is the final pass's token too, and the
+      final pass need not run for the draw (shared_sets.py).
     `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
     code) or a constexpr (verification's passes, which compile only the one they call)."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
@@ -241,12 +253,15 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies per program was no cheaper (zeroing and summing the copies).
             tl.atomic_add(hist_ptr + dj, fixed, mask=hit, sem="relaxed")
+            if early:
+                noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)
+                a0, a1 = _lane_argmax(a0, a1, tl.where(member, x + noise, float("-inf")), offs)
         raw = raw_next
         t += 1
     j = tl.arange(0, 16)
     out = tl.zeros((16,), tl.float32)
     mass = tl.zeros((), tl.int64)
-    if final:
+    if final | early:
         # One block reduction for all the lanes' results on the GPU (a tuple reduction: one exchange
         # between warps). The interpreter runs a tuple reduction element by element in Python (3x slower
         # CPU tests): it reduces each result alone, the same results.

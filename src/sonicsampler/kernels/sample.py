@@ -47,7 +47,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, shared_long_set
-from .tile import load_tile, processed_tile, tile_keys
+from .tile import load_tile, processed_tile, tile_keys, token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)
@@ -749,23 +749,6 @@ def raw_top_order(logits_ptr, stride_row, V, row, Z, idx, real, raw_c, rank_val,
 
 
 @triton.jit
-def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
-                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
-                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
-    """Raw and processed value of one token of a row (the token need not be a candidate; tok in
-    0..V-1). Shared by the sampler's and verification's stage 2; PENDING: see prologue.process."""
-    two = tl.arange(0, 2)
-    tok2 = tok + two * 0
-    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
-                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    return tl.max(raw2), tl.max(x2)
-
-
-@triton.jit
 def chosen_values(tok, idx, real, raw_c, x, logits_ptr, stride_row, V, row, slot, flags,
                   mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                   rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
@@ -1000,7 +983,8 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
-                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)))
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

@@ -57,9 +57,12 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, chunk_sums, nucleus_after_top_k, search_step
+from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, chunk_sums, nucleus_after_top_k, search_step,
+                        value_key)
+from .tile import token_values
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
+GREEDY = tl.constexpr(_bits.GREEDY)
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
@@ -70,7 +73,7 @@ BEST_AT = tl.constexpr(DIGITS.value)
 MASS_AT = tl.constexpr(DIGITS.value + 1)
 TOTAL_W = tl.constexpr(DIGITS.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
-# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped), fp32 (thr,
+# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early), fp32 (thr,
 # m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
@@ -115,13 +118,13 @@ def announce(board_ptr, row):
 
 @triton.jit
 def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, clamped, who,
-          thr, m, f_hi_k, target_k, f_hi, target):
+          thr, m, f_hi_k, target_k, f_hi, target, early):
     """Post pass i of the row: its parameters, then (released after them) the state word."""
     j = tl.arange(0, PARAMS_W)
     iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
     iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
     iv = tl.where((j >= 6) & (j < 10), who, iv)   # (slot, flags, seed, position) in lanes 6..9
-    iv = tl.where(j == 10, clamped.to(tl.int64), iv)
+    iv = tl.where(j == 10, clamped.to(tl.int64), tl.where(j == 11, early.to(tl.int64), iv))
     fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
     fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
@@ -165,7 +168,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     slot, flags, seed, pos = _get(iv, 6), _get(iv, 7).to(tl.int32), _get(iv, 8), _get(iv, 9)
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
-    final, by_count, clamped = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0
+    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0
     jd = tl.arange(0, DIGITS)
     c = wc
     while c < wc + wn:
@@ -180,7 +183,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final:
@@ -189,9 +192,33 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         else:
             h = chunk_sums(words_c)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
+            if early:
+                tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)),
+                              sem="relaxed")
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
+
+
+@triton.jit
+def _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V, mask_ptr, mask_stride,
+                token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                bias_count_ptr, temp_ptr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                MAX_BIAS: tl.constexpr):
+    """The Gumbel-max of the row's first search pass (chunk_pass `early`: over a superset of the set),
+    and whether it is the set's draw: its key lies above both cuts' keys, so it belongs to the set,
+    and the argmax over a superset that lies in the set is the argmax over the set (the same scores,
+    the same tie rule). Its key is taken from its processed value computed again here (one load):
+    the margin of one key keeps the answer right should that value differ from the chunk's in its
+    last bit (it does not: the same arithmetic), at the cost of a final pass for a token one key
+    above the cut. A token at the cut's key is left to the final pass (the tie prefix)."""
+    best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
+    tok = tl.where(best > LOWEST, 4294967295 - (best & 4294967295), 0)
+    _raw, x = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
+                           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                           bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS)
+    key, _bits = value_key(x, KEY64, IS_BF16)
+    return tok, (best > LOWEST) & (key.to(tl.int64) > tl.maximum(lo_k, lo) + 1)
 
 
 @triton.jit
@@ -212,7 +239,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
-                    KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+                    KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                    need_lf=True):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
@@ -220,7 +248,13 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
     being the range's top: long_rows.nucleus_after_top_k). Returns the set's draw on the sampling
     stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
-    only for a long row."""
+    only for a long row.
+
+    A row that draws and does not need the log-normalizer (need_lf false: no processed
+    log-probabilities, no draft distribution) has its first search pass draw too (chunk_pass
+    `early`); when that token lies above the cuts (_early_draw: about as often as the set's mass
+    over the row's, top_p for a nucleus), the final pass is not run, and the log-normalizer is
+    NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -250,6 +284,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     drawn = tl.full((), 0, tl.int64)
     log_final = tl.full((), float("nan"), tl.float32)
     progs = n_share + n_help
+    # Whether the first pass draws early (a search follows: phase 0 or 1).
+    drew = (phase < 2) & ((flags & GREEDY) == 0) & ~need_lf
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
@@ -258,7 +294,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
         tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
-              thr, m, f_hi_k, target_k, f_hi, target)
+              thr, m, f_hi_k, target_k, f_hi, target, drew)
     elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
     # Whether this program has seen a row running: a helper that has not looks at the board up to
@@ -317,8 +353,21 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         s_f_hi = tl.full((), 0, tl.int64)
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
-                    _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                          clamped, who, thr, m, f_hi_k, target_k, f_hi, target)
+                    if (phase == 2) & drew:
+                        tok, holds = _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V,
+                                                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
+                                                 freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                                                 temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                        if holds:
+                            drawn = tok
+                            phase = 3
+                            tl.atomic_xchg(own, DONE, sem="relaxed")
+                        else:
+                            # The final pass draws again: its chunks start from the lowest word.
+                            tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
+                    if phase < 3:
+                        _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
+                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)
         if (wr < 0) & ~acted:
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             first = tl.full((), 0, tl.int64) + n_share

@@ -46,7 +46,8 @@ from .long_rows import DIGITS, long_set_bound, long_set_kinds, long_set_pass, se
 from .pdl import wait_for_previous
 from .prologue import count_output
 from .rng import gumbel_noise, philox_uniform
-from .sample import chosen_values, row_distribution, row_slot, token_logprobs, token_values, untruncated_token
+from .sample import chosen_values, row_distribution, row_slot, token_logprobs, untruncated_token
+from .tile import token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
 GREEDY = tl.constexpr(bits.GREEDY)

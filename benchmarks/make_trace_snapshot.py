@@ -45,11 +45,11 @@ EDITS = {
          "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, wn)\n    c = wc\n    while c < wc + wn:\n"),
         ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n',
          '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n    mark(hist_ptr, 70 + wi)\n'),
-        ("              thr, m, f_hi_k, target_k, f_hi, target, drew, fine)\n    elif row < n_share:",
-         "              thr, m, f_hi_k, target_k, f_hi, target, drew, fine)\n        mark(hist_ptr, 10 + i)\n"
+        ("              thr, m, f_hi_k, target_k, f_hi, target, drew)\n    elif row < n_share:",
+         "              thr, m, f_hi_k, target_k, f_hi, target, drew)\n        mark(hist_ptr, 10 + i)\n"
          "    elif row < n_share:"),
-        ("                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, fine)\n",
-         "                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, fine)\n"
+        ("                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n",
+         "                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n"
          "                        mark(hist_ptr, 10 + i)\n"),
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",

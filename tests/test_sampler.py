@@ -857,9 +857,7 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     Then the final pass, unless the first pass's own draw lies above the set's cut (final_passes): for
     rows 0 and 2 it does; row 3 asks for processed log-probabilities; the top-k rows 1 and 5 keep too
     little of the row's mass for the draw over all its tokens to fall in their sets, and row 4's draw
-    (its nucleus of one token) is at the cut's key. Rows 0 and 2 with broken bounds settle their cut
-    from the fine table of their full first pass: one pass fewer. The board's done counters show the
-    passes."""
+    (its nucleus of one token) is at the cut's key. The board's done counters show the passes."""
     if bounds == "broken":
         monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
     gen = torch.Generator().manual_seed(5)
@@ -888,54 +886,7 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     final = final_passes(logits, params, positions)
     assert final == [0, 1, 0, 1, 1, 1]
     search = [1, 3, 1, 1, 3, 3] if bounds == "held" else [3, 5, 3, 3, 5, 5]
-    # Where the bounds fail, a top-p search starts over with a full first pass, which fills the row's fine
-    # table (kernels/shared_sets.py): rows whose early draw holds need no second pass then.
-    fine = [0] * n if bounds == "held" else [1 - f for f in final]
-    assert passes == [a + b - c for a, b, c in zip(search, final, fine)]
-
-
-def test_fine_tables_settle_a_nucleus_in_one_pass():
-    """Nuclei on flat rows around 0 (their searches cover every key: 2 passes) whose early draw lies
-    above the cut settle the cut from the fine table their first pass fills (kernels/shared_sets.py): 1
-    pass in all, where rows without a table take 2, and rows whose early draw does not hold take the
-    second pass and the final one (3). Over three launches of each Sampler (the tables' parity: each
-    launch's fine pass adds into the clean table and zeroes the other), with tables for every row, for
-    the first 2 rows, and none: bitwise the same tokens and log-probabilities, equal to the reference's;
-    after each launch the table each row's parity names is all zero. Row 3's top-p 0.3 puts about
-    half of the draws outside the set."""
-    gen = torch.Generator().manual_seed(71)
-    n = 4
-    logits = (0.4 * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
-    params = [SamplingParams(temperature=(1.0, 1.3, 0.9, 1.0)[i], top_p=(0.9, 0.95, 0.8, 0.3)[i], seed=500 + i,
-                             logprobs=2) for i in range(n)]
-    outs = {}
-    for fine_rows in (128, 2, 0):
-        s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, long_fine_rows=fine_rows)
-        for i, p in enumerate(params):
-            s.add_request(i, p)
-        for step in range(3):
-            positions = list(range(40 + 7 * step, 40 + 7 * step + n))
-            out = s.sample(logits, list(range(n)), positions)
-            outs.setdefault(step, []).append(out)
-            n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
-            assert n_exact == n and n_equal == n
-            plan = s._plan(n, torch.bfloat16, False, 2, False, shared=True)
-            board = plan["scratch"]["board"].view(n, -1)
-            passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
-            final = final_passes(logits, params, positions)
-            assert passes == [3 if f else (1 if r < fine_rows else 2) for r, f in enumerate(final)], (fine_rows, step)
-            if fine_rows:
-                tables = plan["scratch"]["fine"].view(min(n, fine_rows), -1)
-                for r in range(min(n, fine_rows)):
-                    at = shared_sets.FINE_AT.value + int(tables[r, 0]) * shared_sets.FINE_KEYS.value
-                    assert not tables[r, at:at + shared_sets.FINE_KEYS.value].any()
-    for step, (o, *rest) in outs.items():
-        for x in rest:
-            assert torch.equal(x.tokens, o.tokens) and torch.equal(x.logprob, o.logprob)
-            assert torch.equal(x.top_logprobs, o.top_logprobs)
-    # Both kinds of row occur: early draws that hold and ones that do not.
-    kinds = [f for step in range(3) for f in final_passes(logits, params, list(range(40 + 7 * step, 40 + 7 * step + n)))]
-    assert 0 in kinds and 1 in kinds
+    assert passes == [a + b for a, b in zip(search, final)]
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

@@ -37,8 +37,6 @@ _SUPPORTED = tuple(_NEG_INF_KEY)
 LONG_BLOCK = 1024
 # Chunks each exact pass is cut into, that stage 2's programs share (kernels/shared_sets.py).
 LONG_CHUNKS = 16
-# Rows of a batch with fine tables (Sampler long_fine_rows: 1 MiB each).
-LONG_FINE_ROWS = 128
 # Rows a helping program looks at per load of the board.
 _BOARD_ROWS_LOG2 = 7
 # Whether the warm-ups launch: the interpreter compiles nothing, so under it they only plan (a test
@@ -71,10 +69,6 @@ class Sampler:
     slower from 64 rows on, with guided or fixed takes (runs 106-108); once the chunks fold their sums
     into the row's words, 128 were faster than 64 up to 16 rows (run 177: the long nucleus 1 in 16
     46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16 by default, one per take.
-    long_fine_rows: rows 0..long_fine_rows-1 of a batch with 16-bit logits get a table of every key's
-    weight (two of 65536 int64 words: 1 MiB of device memory per row, so up to 128 MiB by default),
-    with which a nucleus that draws early settles its cut in one pass instead of two
-    (kernels/shared_sets.py); 0 turns it off. It changes the passes' count, never a result.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
@@ -82,7 +76,7 @@ class Sampler:
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
                  long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_chunks_small: int | None = None,
-                 long_claim: int = 1, long_fine_rows: int = LONG_FINE_ROWS):
+                 long_claim: int = 1):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
@@ -102,9 +96,6 @@ class Sampler:
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim
-        if not isinstance(long_fine_rows, int) or long_fine_rows < 0:
-            raise ValueError(f"long_fine_rows must be an int >= 0, got {long_fine_rows!r}")
-        self.long_fine_rows = long_fine_rows
         if strategy is not None and strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         self.emit = emit               # keys each stage-1 tile emits (the rest is refilled on demand)
@@ -493,7 +484,7 @@ class Sampler:
                 *self.prologue_args(grammar_bitmask), t.top_k, t.top_p, t.log_min_p, t.seed, t.n_logprobs, sc["cand"],
                 sc["stats"], sc["best"], sc["best_idx"], sc["refill"], plan["z"], result.tokens, result.valid.view(i8),
                 result.logprob, top_ids, top_lp, result.exact.view(i8), result.dropped_mass, sc["raw_lse"], n_top,
-                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["total"], sc["tb"], sc["hist"], sc["fine"], n,
+                d_ids, d_probs, d_complete.view(i8), sc["board"], sc["ipar"], sc["fpar"], sc["total"], sc["tb"], sc["hist"], n,
                 plan["help"], self.long_claim)
 
     def check_logits(self, name: str, logits, rows: int | None = None, layout: str = "") -> None:
@@ -603,9 +594,6 @@ class Sampler:
         # Chunks per long-row pass (only the SHARED variant has passes: the others keep one constexpr, so
         # that the chunk count makes no compile variant of theirs).
         chunks = self.long_chunks_small if shared and n <= self.long_chunks else self.long_chunks
-        # Fine tables for SHARED launches of 16-bit logits (FINE_ROWS the same whatever n: no compile variant
-        # per batch size).
-        fine_rows = self.long_fine_rows if shared and not key64 else 0
         sc = self._scratch
         scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
                    "compact": sc.get("compact", n * z * m, key_dtype, dev),
@@ -624,10 +612,7 @@ class Sampler:
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
-                   "hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev),
-                   # the fine tables (shared_sets.FINE_W words per row, the first rows only): zero when new
-                   "fine": sc.get("fine", min(n, fine_rows) * shared_sets.FINE_W.value, torch.int64, dev,
-                                  zeroed=True)}
+                   "hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -656,7 +641,7 @@ class Sampler:
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
-                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared, FINE_ROWS=fine_rows)
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
         # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
         # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
         helpers = max(0, chunks - n) if shared else 0

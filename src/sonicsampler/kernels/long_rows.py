@@ -175,7 +175,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
                t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
-               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False, fine_ptr=None, fine=False):
+               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
     weight of the tokens tied at each cut's key in the sub-tiles before t0, integers as _cut's).
     Returns 16 values and the set's mass in these sub-tiles (the final pass's; an integer sum of
@@ -196,8 +196,6 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
       pass's tokens (those of both cuts as they stand: a superset of the final set), as the final pass
       computes it. Where that token lies in the final set it is the final pass's token too, and the
       final pass need not run for the draw (shared_sets.py).
-    - `fine` (a search pass of the sampler's shared passes, 16-bit keys): also adds each token's weight
-      into the word of its key at fine_ptr (shared_sets.FINE_W), by the same integer atomics.
     `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
     code) or a constexpr (verification's passes, which compile only the one they call)."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
@@ -255,8 +253,6 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies per program was no cheaper (zeroing and summing the copies).
             tl.atomic_add(hist_ptr + dj, fixed, mask=hit, sem="relaxed")
-            if fine:
-                tl.atomic_add(fine_ptr + key, fixed, mask=member & (fixed > 0), sem="relaxed")
             if early:
                 noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)
                 a0, a1 = _lane_argmax(a0, a1, tl.where(member, x + noise, float("-inf")), offs)

@@ -850,7 +850,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                   tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                   raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                  board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, n_rows, n_help, claim,
+                  board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim,
                   Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                   LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                   IS_BF16: tl.constexpr,
@@ -859,15 +859,13 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
                   SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False,
-                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
-                  FINE_ROWS: tl.constexpr = 0):
+                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
     graph always launches this variant). HELPERS (implies SHARED): n_help programs past the n_rows rows
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
-    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel). FINE_ROWS:
-    rows 0..FINE_ROWS-1 have a table of every key's weight at fine_ptr (shared_sets.FINE_W words each)."""
+    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED; the programs past the rows only help
@@ -879,8 +877,8 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
         if share:
             _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                  bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, LONG_LOG2, CHUNKS_LOG2,
-                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL, FINE_ROWS)
+                  bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2,
+                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
@@ -890,19 +888,19 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                     tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                     raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                    board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, n_rows, n_help, claim, share,
+                    board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS,
-                    REFILL_CALL=REFILL_CALL, FINE_ROWS=FINE_ROWS)
+                    REFILL_CALL=REFILL_CALL)
 
 
 @triton.jit
 def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-          board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, LONG_LOG2: tl.constexpr,
-          CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-          HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, PDL: tl.constexpr, FINE_ROWS: tl.constexpr):
+          board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
+          ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+          MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
     """A helper program (no row of its own) of a launch that shares passes: the rows' passes only."""
     wait_for_previous(PDL)
     no = row < 0
@@ -911,8 +909,8 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
         row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, LONG_LOG2, CHUNKS_LOG2,
-        ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, need_lf=no, FINE_ROWS=FINE_ROWS)
+        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
+        IS_BF16, HAS_MASK, MAX_BIAS)
 
 
 @triton.jit
@@ -923,7 +921,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 cand_ptr, stats_ptr, best_ptr, best_idx_ptr, refill_ptr, Z,
                 tokens_ptr, valid_ptr, logprob_ptr, top_ids_ptr, top_lp_ptr, exact_ptr, dropped_ptr,
                 raw_lse_ptr, N_TOP, draft_ids_ptr, draft_probs_ptr, draft_complete_ptr,
-                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, n_rows, n_help, claim, share,
+                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, n_rows, n_help, claim, share,
                 Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr, C_LOG2: tl.constexpr, BLOCK_LOG2: tl.constexpr,
                 LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr,
                 IS_BF16: tl.constexpr,
@@ -931,7 +929,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                 EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
                 SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False,
-                REFILL_CALL: tl.constexpr = False, FINE_ROWS: tl.constexpr = 0):
+                REFILL_CALL: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
@@ -985,8 +983,8 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
-                fine_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)), FINE_ROWS)
+                LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
+                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)))
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

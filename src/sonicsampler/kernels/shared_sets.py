@@ -73,18 +73,10 @@ BEST_AT = tl.constexpr(DIGITS.value)
 MASS_AT = tl.constexpr(DIGITS.value + 1)
 TOTAL_W = tl.constexpr(DIGITS.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
-# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early, fine), fp32 (thr,
+# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early), fp32 (thr,
 # m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
-# The fine tables (16-bit keys, rows below the launch's FINE_ROWS): per row FINE_W int64 words at fine_ptr + row *
-# FINE_W, a parity word, then two tables of every key's weight (FINE_KEYS words each, from word FINE_AT). A full first
-# pass of a nucleus's cut adds each token's weight into the table the parity names, besides its 256 intervals, and its
-# chunks zero the other table (each its share): so the owner settles the cut's key from the interval's 256 keys without
-# a second pass, and the table a later launch takes is clean (a fresh buffer is zero). See _fine_table.
-FINE_KEYS = tl.constexpr(65536)
-FINE_AT = tl.constexpr(16)
-FINE_W = tl.constexpr(2 * 65536 + 16)
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
@@ -126,13 +118,13 @@ def announce(board_ptr, row):
 
 @triton.jit
 def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, clamped, who,
-          thr, m, f_hi_k, target_k, f_hi, target, early, fine):
+          thr, m, f_hi_k, target_k, f_hi, target, early):
     """Post pass i of the row: its parameters, then (released after them) the state word."""
     j = tl.arange(0, PARAMS_W)
     iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
     iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
     iv = tl.where((j >= 6) & (j < 10), who, iv)   # (slot, flags, seed, position) in lanes 6..9
-    iv = tl.where(j == 10, clamped.to(tl.int64), tl.where(j == 11, early.to(tl.int64), tl.where(j == 12, fine, iv)))
+    iv = tl.where(j == 10, clamped.to(tl.int64), tl.where(j == 11, early.to(tl.int64), iv))
     fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
     fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
@@ -159,14 +151,13 @@ def _best_word(score, token):
 @triton.jit
 def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-               board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr,
+               board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
     sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
     fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
-    the atomics). A fine pass (its table 1 or 2) also adds each token's weight into that table of the row
-    and zeroes the chunk's share of the other (FINE_W).
+    the atomics).
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
@@ -178,10 +169,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
     final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0
-    fine = _get(iv, 12)
-    tables = fine_ptr + wr * FINE_W + FINE_AT
     jd = tl.arange(0, DIGITS)
-    jz = tl.arange(0, 1024)
     c = wc
     while c < wc + wn:
         # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
@@ -195,15 +183,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early,
-                         fine_ptr=tables + (fine - 1) * FINE_KEYS, fine=fine > 0)
-        if fine > 0:
-            # The chunk's share of the other table, clean for the row's next fine pass (in a later launch).
-            z = c * FINE_KEYS // nch
-            z_end = (c + 1) * FINE_KEYS // nch
-            while z < z_end:
-                tl.store(tables + (2 - fine) * FINE_KEYS + z + jz, tl.zeros((1024,), tl.int64), mask=z + jz < z_end)
-                z += 1024
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final:
@@ -242,20 +222,6 @@ def _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V
 
 
 @triton.jit
-def _fine_table(fine_ptr, row, use, FINE_ROWS: tl.constexpr, KEY64: tl.constexpr):
-    """The fine table a pass of the row adds into (1 or 2; 0: none): where `use` and the row has tables,
-    the one its parity word names, which then names the other for the row's next fine pass. Only the
-    row's program reads or writes the parity word; the table it names is clean (_run_chunk)."""
-    t = tl.zeros((), tl.int64)
-    if (FINE_ROWS > 0) and (not KEY64):
-        if use & (row < FINE_ROWS):
-            par = tl.load(fine_ptr + row * FINE_W, volatile=True)
-            tl.store(fine_ptr + row * FINE_W, 1 - par)
-            t = 1 + par
-    return t
-
-
-@triton.jit
 def _claim(claim, nch, free, progs):
     """How many chunks a program takes at once: `claim` if set, else the chunks left untaken in the
     posted passes (`free`, as the program last saw the board) shared among the launch's programs,
@@ -271,10 +237,10 @@ def _claim(claim, nch, free, progs):
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr,
+                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf, FINE_ROWS: tl.constexpr = 0):
+                    need_lf=True):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
@@ -288,11 +254,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     log-probabilities, no draft distribution) has its first search pass draw too (chunk_pass
     `early`); when that token lies above the cuts (_early_draw: about as often as the set's mass
     over the row's, top_p for a nucleus), the final pass is not run, and the log-normalizer is
-    NaN. Such a row (16-bit keys, row < FINE_ROWS) also has the full first pass of its top-p cut fill
-    its fine table (FINE_W): the owner reads the chosen interval's 256 keys from it, which settles the
-    cut as the second pass would (the same integer sums), and when the early draw lies above that
-    cut the row is done after one pass. Otherwise the second pass runs (its sums give the weight tied
-    before each chunk, which the final pass needs)."""
+    NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -324,10 +286,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     progs = n_share + n_help
     # Whether the first pass draws early (a search follows: phase 0 or 1).
     drew = (phase < 2) & ((flags & GREEDY) == 0) & ~need_lf
-    early_ok = drew                               # false once the early draw is known not to hold
-    # The fine table of the pass last posted (_fine_table): a full first pass of the top-p cut.
-    fine = _fine_table(fine_ptr, row, drew & (phase == 1) & (shift == KEY_BITS - DIGIT_BITS) & ~clamped, FINE_ROWS,
-                       KEY64)
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
@@ -336,7 +294,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
         tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
-              thr, m, f_hi_k, target_k, f_hi, target, drew, fine)
+              thr, m, f_hi_k, target_k, f_hi, target, drew)
     elif row < n_share:
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
     # Whether this program has seen a row running: a helper that has not looks at the board up to
@@ -376,23 +334,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
                     p += 1
                     clamped = phase < 0
-                    if (fine > 0) & ~done:
-                        # The interval's keys one by one, from the fine table: the cut, as the next pass would
-                        # set it. Done if the early draw lies above it.
-                        h1 = tl.load(fine_ptr + row * FINE_W + FINE_AT + (fine - 1) * FINE_KEYS + s_lo + jd,
-                                     volatile=True)
-                        lo1, _s1, _t1, f1, _j1, _d1 = search_step(h1, s_lo, shift, s_target, s_f_hi, False, row < 0,
-                                                                  k, top_p, row < 0, KEY_BITS)
-                        tok, holds = _early_draw(total_ptr, row, lo_k, lo1, slot, flags, logits_ptr, stride_row, V,
-                                                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
-                                                 freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                                                 temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-                        early_ok = holds
-                        if holds:
-                            lo, f_hi, target = lo1, f1.to(tl.float32) * INV_FIX, s_target
-                            drawn = tok
-                            phase = 3
-                            tl.atomic_xchg(own, DONE, sem="relaxed")
                     if done:
                         # The cut is set: the weight tied at its key before each chunk, for later passes.
                         tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0, volatile=True)
@@ -413,13 +354,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
                     if (phase == 2) & drew:
-                        tok = drawn
-                        holds = phase < 0                 # false
-                        if early_ok:   # (a fine table's cut already checked it: the same cut)
-                            tok, holds = _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row,
-                                                     V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
-                                                     rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                                                     bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                        tok, holds = _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V,
+                                                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
+                                                 freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                                                 temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
                         if holds:
                             drawn = tok
                             phase = 3
@@ -428,10 +366,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             # The final pass draws again: its chunks start from the lowest word.
                             tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
                     if phase < 3:
-                        fine = _fine_table(fine_ptr, row, drew & (phase == 1) & (shift == KEY_BITS - DIGIT_BITS) &
-                                           ~clamped, FINE_ROWS, KEY64)
                         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, fine)
+                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)
         if (wr < 0) & ~acted:
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             first = tl.full((), 0, tl.int64) + n_share
@@ -466,7 +402,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, fine_ptr, SUB_LOG2,
-                       CHUNKS_LOG2, KEY64,
+                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
                        IS_BF16, HAS_MASK, MAX_BIAS)
     return drawn, log_final, target

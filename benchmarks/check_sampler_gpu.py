@@ -623,7 +623,7 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks and
     long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise). mode: the
     long rows' log-probabilities; "raw" lets them draw in their first search pass (shared_sets
-    _early_draw), "processed" needs the final pass's normalizer. Reports each long row's passes (the
+    _early_holds), "processed" needs the final pass's normalizer. Reports each long row's passes (the
     board's done counters after the eager call)."""
     opts = {k: int(os.environ[e]) for k, e in (("long_chunks", "CHECK_LONG_CHUNKS"), ("long_claim", "CHECK_LONG_CLAIM"))
             if os.environ.get(e)}

@@ -830,7 +830,7 @@ def _key16(v: torch.Tensor) -> int:
 
 def final_passes(logits, params, positions):
     """Per row, whether the sampler's shared passes end with a final pass (1) or draw in their first
-    search pass (0: kernels/shared_sets._early_draw): the Gumbel-max over the first pass's tokens (the
+    search pass (0: kernels/shared_sets._early_holds): the Gumbel-max over the first pass's tokens (the
     row's tokens at or above min-p's threshold) is then 2 keys or more above the set's lowest key, and
     the row asks for no processed log-probabilities."""
     out = []

@@ -910,7 +910,7 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
-        IS_BF16, HAS_MASK, MAX_BIAS)
+        IS_BF16, HAS_MASK, MAX_BIAS, no)
 
 
 @triton.jit

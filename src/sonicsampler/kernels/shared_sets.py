@@ -201,24 +201,31 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
 
 
 @triton.jit
-def _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V, mask_ptr, mask_stride,
-                token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                bias_count_ptr, temp_ptr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-                MAX_BIAS: tl.constexpr):
-    """The Gumbel-max of the row's first search pass (chunk_pass `early`: over a superset of the set),
-    and whether it is the set's draw: its key lies above both cuts' keys, so it belongs to the set,
-    and the argmax over a superset that lies in the set is the argmax over the set (the same scores,
-    the same tie rule). Its key is taken from its processed value computed again here (one load):
-    the margin of one key keeps the answer right should that value differ from the chunk's in its
-    last bit (it does not: the same arithmetic), at the cost of a final pass for a token one key
-    above the cut. A token at the cut's key is left to the final pass (the tie prefix)."""
+def _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
+                 words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                 temp_ptr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
+                 MAX_BIAS: tl.constexpr):
+    """The Gumbel-max of the row's first search pass (chunk_pass `early`: over a superset of the set)
+    and its value key (-1 if the pass met no token). It is the set's draw if that key lies above both
+    cuts' keys (_early_holds): it then belongs to the set, and the argmax over a superset that lies in
+    the set is the argmax over the set (the same scores, the same tie rule). The key comes from the
+    token's processed value computed again here (one load), while the row's next pass runs."""
     best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
     tok = tl.where(best > LOWEST, 4294967295 - (best & 4294967295), 0)
     _raw, x = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
                            words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                            bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS)
     key, _bits = value_key(x, KEY64, IS_BF16)
-    return tok, (best > LOWEST) & (key.to(tl.int64) > tl.maximum(lo_k, lo) + 1)
+    return tok, tl.where(best > LOWEST, key.to(tl.int64), -1)
+
+
+@triton.jit
+def _early_holds(key, lo_k, lo):
+    """Whether the early draw (its key, _early_token) lies above both cuts' keys, by a margin of one key:
+    that keeps the answer right should its value computed again differ from the chunk's in its last
+    bit (it does not: the same arithmetic), at the cost of a final pass for a token one key above the
+    cut. A token at the cut's key is left to the final pass (the tie prefix)."""
+    return key > tl.maximum(lo_k, lo) + 1
 
 
 @triton.jit
@@ -240,7 +247,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf=True):
+                    need_lf):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
@@ -252,7 +259,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
 
     A row that draws and does not need the log-normalizer (need_lf false: no processed
     log-probabilities, no draft distribution) has its first search pass draw too (chunk_pass
-    `early`); when that token lies above the cuts (_early_draw: about as often as the set's mass
+    `early`); when that token lies above the cuts (_early_holds: about as often as the set's mass
     over the row's, top_p for a nucleus), the final pass is not run, and the log-normalizer is
     NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
@@ -286,6 +293,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     progs = n_share + n_help
     # Whether the first pass draws early (a search follows: phase 0 or 1).
     drew = (phase < 2) & ((flags & GREEDY) == 0) & ~need_lf
+    # The early draw's token and key, once the first pass is done (_early_token).
+    e_tok = tl.zeros((), tl.int64)
+    e_key = tl.full((), -1, tl.int64)
+    e_have = phase < 0                            # false
     if phase < 3:
         # This launch's counters start at zero; no helper touches them before the first post.
         z = tl.arange(0, BOARD_W)
@@ -354,12 +365,13 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         s_target = tl.full((), 0.0, tl.float32)
                     i += 1
                     if (phase == 2) & drew:
-                        tok, holds = _early_draw(total_ptr, row, lo_k, lo, slot, flags, logits_ptr, stride_row, V,
-                                                 mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr,
-                                                 freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                                                 temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
-                        if holds:
-                            drawn = tok
+                        if ~e_have:   # the search took one pass
+                            e_tok, e_key = _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V,
+                                                        mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                                                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                                                        bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                        if _early_holds(e_key, lo_k, lo):
+                            drawn = e_tok
                             phase = 3
                             tl.atomic_xchg(own, DONE, sem="relaxed")
                         else:
@@ -368,6 +380,15 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     if phase < 3:
                         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
                               clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)
+                    if drew & ~e_have & (phase < 2):
+                        # The first pass is done and the search goes on: the early draw's token and key while
+                        # the next pass's chunks run (off the row's chain: run 182's timeline showed ~3 us
+                        # from the last pass's end to the row's when this came after it).
+                        e_tok, e_key = _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V, mask_ptr,
+                                                    mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                                    pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                                    KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+                    e_have = e_have | drew
         if (wr < 0) & ~acted:
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             first = tl.full((), 0, tl.int64) + n_share

@@ -334,6 +334,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     drawn = 4294967295 - (best & 4294967295)
                     log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
                     phase = 3
+                    go = n_share > 1   # a lone row has no one else to help
                     tl.atomic_xchg(own, DONE, sem="relaxed")
                 else:
                     by_count = phase == 0
@@ -346,9 +347,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     p += 1
                     clamped = phase < 0
                     if done:
-                        # The cut is set: the weight tied at its key before each chunk, for later passes.
-                        tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0, volatile=True)
-                        tl.store(tb_ptr + (row * 2 + phase) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
+                        cut = phase
                         if by_count:
                             lo_k, f_hi_k, target_k = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
                             phase = tl.where(search_p, 1, 2)
@@ -357,6 +356,12 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         else:
                             lo, f_hi, target = s_lo, s_f_hi.to(tl.float32) * INV_FIX, s_target
                             phase = 2
+                        # The cut is set: the weight tied at its key before each chunk, for later passes; none
+                        # follows where the early draw (already read) holds.
+                        if ~((phase == 2) & e_have & _early_holds(e_key, lo_k, lo)):
+                            tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0,
+                                           volatile=True)
+                            tl.store(tb_ptr + (row * 2 + cut) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         p = 0
                         s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
                         shift = p_shift
@@ -373,6 +378,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         if _early_holds(e_key, lo_k, lo):
                             drawn = e_tok
                             phase = 3
+                            go = n_share > 1   # a lone row has no one else to help (its helpers leave alone)
                             tl.atomic_xchg(own, DONE, sem="relaxed")
                         else:
                             # The final pass draws again: its chunks start from the lowest word.

@@ -843,6 +843,42 @@ def final_passes(logits, params, positions):
     return out
 
 
+@triton.jit
+def _no_speculation(mm, lse_all, top_p, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    return lse_all < float("-inf"), tl.full((), 0.0, tl.float32)
+
+
+def _narrowing_batch():
+    """Six long rows (test_top_p_cuts_that_the_candidates_bound_take_fewer_passes)."""
+    gen = torch.Generator().manual_seed(5)
+    n = 6
+    logits = 10 + 0.5 * torch.randn(n, V, generator=gen)
+    logits[3] = torch.round(logits[3] * 8) / 8           # ties at the cut's key
+    logits[4, 7] = 30.0                                   # a nucleus of one token inside a top-k of 200
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=1, logprobs=2),
+              SamplingParams(temperature=0.7, top_k=100, top_p=0.3, seed=2, logprobs=2),
+              SamplingParams(temperature=1.0, top_p=0.99, seed=3, logprobs=2, logprobs_mode="raw"),
+              SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2, logprobs_mode="processed"),
+              SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2),
+              SamplingParams(temperature=1.0, top_k=100, top_p=0.99, seed=6, logprobs=2)]
+    return logits, params
+
+
+def _passes_taken(logits, params):
+    """Sample the batch; its outputs and each row's passes (what the board's done counters show)."""
+    n = len(params)
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    for i, p in enumerate(params):
+        s.add_request(i, p)
+    positions = list(range(10, 10 + n))
+    out = s.sample(logits, list(range(n)), positions)
+    n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
+    assert n_exact == n and n_equal == n
+    board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
+    return out, [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
+
+
 @pytest.mark.parametrize("bounds", ["held", "broken"])
 def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypatch):
     """A long top-p cut's search starts from the range its candidates bound (long_rows.nucleus_start):
@@ -857,36 +893,46 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     Then the final pass, unless the first pass's own draw lies above the set's cut (final_passes): for
     rows 0 and 2 it does; row 3 asks for processed log-probabilities; the top-k rows 1 and 5 keep too
     little of the row's mass for the draw over all its tokens to fall in their sets, and row 4's draw
-    (its nucleus of one token) is at the cut's key. The board's done counters show the passes."""
+    (its nucleus of one token) is at the cut's key. The board's done counters show the passes. (Nuclei
+    that stage 1's statistics show to exceed the bound start their search before the candidates, from
+    every key: that is off here, and tested below.)"""
+    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
     if bounds == "broken":
         monkeypatch.setattr(sample_kernels, "nucleus_start", _bounds_that_do_not_hold)
-    gen = torch.Generator().manual_seed(5)
-    n = 6
-    logits = 10 + 0.5 * torch.randn(n, V, generator=gen)
-    logits[3] = torch.round(logits[3] * 8) / 8           # ties at the cut's key
-    logits[4, 7] = 30.0                                   # a nucleus of one token inside a top-k of 200
-    logits = logits.to(torch.bfloat16)
-    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=1, logprobs=2),
-              SamplingParams(temperature=0.7, top_k=100, top_p=0.3, seed=2, logprobs=2),
-              SamplingParams(temperature=1.0, top_p=0.99, seed=3, logprobs=2, logprobs_mode="raw"),
-              SamplingParams(temperature=1.0, top_p=0.9, min_p=0.05, seed=4, logprobs=2, logprobs_mode="processed"),
-              SamplingParams(temperature=1.0, top_k=200, top_p=0.5, seed=5, logprobs=2),
-              SamplingParams(temperature=1.0, top_k=100, top_p=0.99, seed=6, logprobs=2)]
-    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
-    for i, p in enumerate(params):
-        s.add_request(i, p)
-    positions = list(range(10, 10 + n))
-    out = s.sample(logits, list(range(n)), positions)
-    n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
-    assert n_exact == n and n_equal == n
-    assert [int(x) for x in reference_support(logits, params, positions, [[]] * n, [[]] * n).sum(1)] \
-        == [470, 18, 582, 470, 1, 99]
-    board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
-    passes = [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
+    logits, params = _narrowing_batch()
+    n = len(params)
+    positions = [10 + i for i in range(n)]
+    assert [int(x) for x in reference_support(logits, params, positions, [[]] * n,
+                                              [[]] * n).sum(1)] == [470, 18, 582, 470, 1, 99]
+    _out, passes = _passes_taken(logits, params)
     final = final_passes(logits, params, positions)
     assert final == [0, 1, 0, 1, 1, 1]
     search = [1, 3, 1, 1, 3, 3] if bounds == "held" else [3, 5, 3, 3, 5, 5]
     assert passes == [a + b for a, b in zip(search, final)]
+
+
+@pytest.mark.parametrize("discard", [False, True])
+def test_nuclei_beyond_the_bound_start_their_search_before_the_candidates(discard, monkeypatch):
+    """A nucleus without top-k or min-p whose best C tokens cannot reach top_p (C times the best token's
+    probability, from stage 1's statistics: sample.nucleus_beyond) gets its first search pass posted
+    before its candidates are merged (shared_sets.post_first_pass), over every key: the pure nuclei of
+    the batch above (rows 0 and 2, whose early draws hold) take 2 passes, the first beside the
+    candidates, where their candidates' bounds would have left 1 after them. The same tokens and
+    log-probabilities, bitwise, as without it (integer sums: the same whatever the path of the search),
+    and the reference's. With `discard` (shared_sets.FORCE_DISCARD: what a row whose m differed from
+    the candidates' would do) that pass's sums are thrown away (not its early draw, which m does not
+    change) and the row searches from its candidates' bounds after it: 2 passes again, the same
+    outputs."""
+    logits, params = _narrowing_batch()
+    if discard:
+        monkeypatch.setattr(shared_sets, "FORCE_DISCARD", tl.constexpr(True))
+    out, passes = _passes_taken(logits, params)
+    assert passes == [2, 4, 2, 2, 4, 4]
+    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
+    plain, passes = _passes_taken(logits, params)
+    assert passes == [1, 4, 1, 2, 4, 4]
+    assert torch.equal(out.tokens, plain.tokens) and torch.equal(out.logprob, plain.logprob)
+    assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

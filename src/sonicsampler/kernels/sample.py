@@ -38,7 +38,7 @@ from . import INTERPRETED
 from .draft import argmax_lowest
 from .keys import (bits_from_key16, bits_from_key32, row_key_index, row_key_to_tile_key, row_key_value,
                    value_key16, value_key32)
-from .prologue import bits16_to_f32, count_output, div_exact, process
+from .prologue import bits16_to_f32, count_output, div_exact, process, ranking_bits16
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
 from .rank import ranks
@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, shared_long_set
+from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys, token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -333,6 +333,25 @@ def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
 
 
 @triton.jit
+def nucleus_beyond(mm, lse_all, top_p, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """From stage 1's statistics alone (mm the largest processed value, lse_all the log-normalizer),
+    before the candidates: whether a nucleus (top-p without top-k or min-p) certainly holds more than
+    the C candidates (its best C tokens weigh at most C times the best one's probability, and that is
+    below top_p), and the stabiliser m the candidates will give (the best rank value: mm rounded to the
+    input dtype for 16-bit rows). Such a row's first search pass can then start before its candidates
+    are merged (shared_sets.post_first_pass): ~9 µs of stage 2's chain at 1 row in which helpers would
+    idle (run 175). Decided inside row_distribution, after the reduction it makes of the statistics
+    anyway: run 181 did it before, with its own loads and reductions, and bounded top-p rows paid
+    0.7-0.8 µs for them."""
+    if KEY64:
+        m = mm
+    else:
+        m = bits16_to_f32(ranking_bits16(mm, IS_BF16), IS_BF16)
+    beyond = (mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453) & (m > float("-inf")) & (m < float("inf"))
+    return beyond, m
+
+
+@triton.jit
 def _terms(m, s, mm):
     """Each tile's sum of exponentials rescaled to the largest max mm, and mm made finite."""
     mm_safe = tl.where(mm > float("-inf"), mm, 0.0)
@@ -488,7 +507,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
                      NEG_INF_KEY: tl.constexpr, EXACT_UNTRUNCATED: tl.constexpr,
                      pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False,
-                     RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
+                     RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
+                     SPEC_POST: tl.constexpr = False, share=False, board_ptr=None, ipar_ptr=None, fpar_ptr=None,
+                     total_ptr=None, seed=0, pos=0, spec_early=None):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -504,7 +525,10 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     _cut_bounds): a part of its set's weight (relative to exp(m)) and a value key at or above the cut's.
     PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1
     emitted nothing). RAW_KEYS: the tiles of `raw_ordered` rows emitted the quotients of their best raw
-    keys (sample_stage1), which changes what a saturated tile may hold back (saturated).
+    keys (sample_stage1), which changes what a saturated tile may hold back (saturated). SPEC_POST (the
+    sampler's SHARED stage 2, with `share` and the board's pointers): a nucleus that the statistics show
+    beyond the bound posts its first search pass before the candidates are merged (nucleus_beyond);
+    the last two results say whether it did and with which m (false, 0 otherwise).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
     shuffle tree and a barrier: scalars are read back with the sorted candidates rather than reduced
@@ -528,6 +552,14 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_min_p = tl.load(log_min_p_ptr + slot)
     k = tl.load(top_k_ptr + slot)
     p_top = tl.load(top_p_ptr + slot)
+    spec = flags < 0                                      # false
+    m_spec = tl.full((), 0.0, tl.float32)
+    if SPEC_POST:
+        if share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P):
+            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, C_LOG2, KEY64, IS_BF16)
+            if spec:
+                post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
+                                spec_early, KEY64)
     if skip:
         top = tl.zeros([C], tl.uint64)
         top0 = tl.zeros((), tl.uint64)
@@ -643,7 +675,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     log_final = tl.where((flags & (TOP_K | TOP_P | MIN_P)) == 0, lse_all, log_kept)
     w_lo, hi_key = _cut_bounds(flags, top0, top_last, kept_sum, lse_all, m)
     return (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
-            first, m, full, raw_lse, w_lo, hi_key)
+            first, m, full, raw_lse, w_lo, hi_key, spec, m_spec)
 
 
 @triton.jit
@@ -945,12 +977,15 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
-     first, m0, full, raw_lse, w_lo, hi_key) = row_distribution(
+     first, m0, full, raw_lse, w_lo, hi_key, spec, m_spec) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,
         Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, NEG_INF_KEY, EXACT_UNTRUNCATED,
-        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL)
+        SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
+        SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
+        fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
+        spec_early=~(RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0))))
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
@@ -984,7 +1019,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)))
+                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)), spec, m_spec)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

@@ -87,6 +87,9 @@ POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
 # (each look is a round of loads past L1, ~0.5 us): long enough for a row's program dispatched just
 # after it to announce itself.
 HELPER_LOOKS = tl.constexpr(8)
+# Tests only (under the interpreter, which reads it at run time): discard every pass posted before the
+# candidates, as a row whose m differed would (shared_long_set).
+FORCE_DISCARD = tl.constexpr(False)
 
 
 @triton.jit
@@ -241,13 +244,45 @@ def _claim(claim, nch, free, progs):
 
 
 @triton.jit
+def _open(board_ptr, total_ptr, row):
+    """The row's board and words for this launch: counters zero (no helper touches them before the
+    first post), the pass's sums zero, the draw's best at its lowest."""
+    z = tl.arange(0, BOARD_W)
+    tl.store(board_ptr + row * BOARD_W + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
+    tl.store(total_ptr + row * TOTAL_W + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
+    tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
+    tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
+
+
+@triton.jit
+def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flags, seed, pos, early,
+                    KEY64: tl.constexpr):
+    """Post, before the row's candidates are known, the first search pass of a nucleus over every key
+    (by mass relative to exp(m), no other cut): the pass a long nucleus without top-k or min-p starts
+    with when its candidates do not narrow it. Helpers run it while the row's program merges its
+    candidates; shared_long_set (spec) takes it as its first pass if the row turns out long with this m,
+    and otherwise lets it run out. The same integer sums as the pass it stands for: the same result.
+    early: it draws early too (shared_long_set's `drew` for such a row)."""
+    KEY_BITS: tl.constexpr = 32 if KEY64 else 16
+    jp = tl.arange(0, PARAMS_W)
+    who = tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
+    _open(board_ptr, total_ptr, row)
+    no = tl.full((), -1, tl.int64)
+    false = row < 0
+    zero = tl.full((), 0.0, tl.float32)
+    inf = tl.full((), float("inf"), tl.float32)
+    _post(board_ptr, ipar_ptr, fpar_ptr, row, 0, no, no, no + 1, no + 1 + (KEY_BITS - DIGIT_BITS), false, false, false,
+          who, tl.full((), float("-inf"), tl.float32), m, zero, inf, zero, inf, early)
+
+
+@triton.jit
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
                     p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf):
+                    need_lf, spec=False, m_spec=0.0):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
@@ -255,7 +290,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
     being the range's top: long_rows.nucleus_after_top_k). Returns the set's draw on the sampling
     stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
-    only for a long row.
+    only for a long row. spec, m_spec: whether the row's program posted post_first_pass, with which m.
 
     A row that draws and does not need the log-normalizer (need_lf false: no processed
     log-probabilities, no draft distribution) has its first search pass draw too (chunk_pass
@@ -297,16 +332,22 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     e_tok = tl.zeros((), tl.int64)
     e_key = tl.full((), -1, tl.int64)
     e_have = phase < 0                            # false
-    if phase < 3:
-        # This launch's counters start at zero; no helper touches them before the first post.
-        z = tl.arange(0, BOARD_W)
-        tl.store(own + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
-        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
-        tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
-        tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
+    # spec: a first pass was posted before the candidates (post_first_pass, drawing early as `drew`
+    # says). It is the row's first pass if the row is a long nucleus with that m (its search then starts
+    # from every key); else it runs out, and a long row discards its sums (not its early draw, which m
+    # does not change) and posts its own first pass after it.
+    discard = spec & (phase < 3) & ((phase != 1) | (m != m_spec))
+    if FORCE_DISCARD:
+        discard = spec & (phase < 3)
+    if spec & (phase == 1) & ~discard:
+        s_lo = tl.full((), 0, tl.int64)
+        shift = tl.full((), KEY_BITS - DIGIT_BITS, tl.int64)
+        clamped = phase < 0
+    if (phase < 3) & ~spec:
+        _open(board_ptr, total_ptr, row)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
               thr, m, f_hi_k, target_k, f_hi, target, drew)
-    elif row < n_share:
+    elif (phase == 3) & (row < n_share):
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
     # Whether this program has seen a row running: a helper that has not looks at the board up to
     # HELPER_LOOKS times (looks) before it leaves (module docstring).
@@ -342,10 +383,14 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     # pass (the same threads' loads came first; the post releases the stores).
                     total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
                     tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
-                    s_lo, shift, s_target, s_f_hi, jj, done = search_step(
-                        total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
-                    p += 1
-                    clamped = phase < 0
+                    done = discard & ~discard     # false
+                    jj = tl.zeros((), tl.int32)
+                    if ~discard:
+                        s_lo, shift, s_target, s_f_hi, jj, done = search_step(
+                            total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
+                        p += 1
+                        clamped = phase < 0
+                    discard = discard & ~discard
                     if done:
                         cut = phase
                         if by_count:

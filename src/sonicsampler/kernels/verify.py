@@ -86,7 +86,7 @@ def verify_row(logits_ptr, stride_row, V, b, l, n_b, slot, flags, seed, pos,
     zeros2 = tl.zeros([2], tl.int32)
     n_top = tl.load(n_logprobs_ptr + slot)   # before the chain below, which would wait for it at its end
     (idx, real, raw_c, x, keep, log_final, lse_all, row_ok, row_exact, _dropped, untruncated, thr, rank_val,
-     first, m0, _full, raw_lse, w_lo, hi_key) = row_distribution(
+     first, m0, _full, raw_lse, w_lo, hi_key, _spec, _m_spec) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
         top_k_ptr, top_p_ptr, log_min_p_ptr, cand_ptr, stats_ptr, refill_ptr, Z,

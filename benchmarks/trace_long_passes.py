@@ -59,7 +59,7 @@ def describe(name, tr, n_rows, lines):
                      f"{_us(tr[:n_rows, 2], t0).min():.2f}..{_us(tr[:n_rows, 2], t0).max():.2f}")
     for i in range(16):
         post = own[10 + i]
-        if post <= 0:
+        if post <= 0 and not (tr[:progs, 50 + i] > 0).any():   # a pass posted before the candidates has no stamp
             break
         starts = tr[:progs, 50 + i]
         endsc = tr[:progs, 70 + i]

@@ -976,6 +976,9 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             announce(board_ptr, row)
     wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads
     lane = tl.arange(0, C)
+    # Whether a long set's normalizer is needed (processed log-probabilities, draft distributions): the
+    # passes then end with the final one (shared_sets.shared_long_set).
+    need_lf = RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0))
     (idx, real, raw_c, x, keep, log_final, lse_all, valid, exact, dropped, untruncated, thr, rank_val,
      first, m0, full, raw_lse, w_lo, hi_key, spec, m_spec) = row_distribution(
         logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
@@ -985,7 +988,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
         SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
         fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
-        spec_early=~(RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0))))
+        spec_early=~need_lf)
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
@@ -1019,7 +1022,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                RETURN_DRAFT | (((flags & LOGPROBS) != 0) & ((flags & LOGPROBS_PROCESSED) != 0)), spec, m_spec)
+                need_lf, spec, m_spec)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

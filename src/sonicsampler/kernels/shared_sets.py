@@ -137,6 +137,13 @@ def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count
 
 
 @triton.jit
+def _who(slot, flags, seed, pos):
+    """The row's (slot, flags, seed, position) in lanes 6..9 of a PARAMS_W vector, as _post stores them."""
+    jp = tl.arange(0, PARAMS_W)
+    return tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
+
+
+@triton.jit
 def _get(v, J: tl.constexpr):
     return tl.sum(tl.where(tl.arange(0, v.shape[0]) == J, v, 0))
 
@@ -189,15 +196,13 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
-        if final:
+        if final | early:
             tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
+        if final:
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
             h = chunk_sums(words_c)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
-            if early:
-                tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)),
-                              sem="relaxed")
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -264,8 +269,7 @@ def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flag
     and otherwise lets it run out. The same integer sums as the pass it stands for: the same result.
     early: it draws early too (shared_long_set's `drew` for such a row)."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
-    jp = tl.arange(0, PARAMS_W)
-    who = tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
+    who = _who(slot, flags, seed, pos)
     _open(board_ptr, total_ptr, row)
     no = tl.full((), -1, tl.int64)
     false = row < 0
@@ -306,8 +310,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     cc = tl.arange(0, NCH)
     jd = tl.arange(0, DIGITS)
     rr = tl.arange(0, ROWS)
-    jp = tl.arange(0, PARAMS_W)
-    who = tl.where(jp == 6, slot, tl.where(jp == 7, flags.to(tl.int64), tl.where(jp == 8, seed.to(tl.int64), pos)))
+    who = _who(slot, flags, seed, pos)
     # The owner's search: phase 0 the top-k cut (by count), 1 the top-p cut (by mass), 2 the final pass,
     # 3 nothing (left) to do for the own row. p: pass within the phase; i: pass index in the launch.
     phase = tl.where(long_set, tl.where(search_k, 0, tl.where(search_p, 1, 2)), 3)

@@ -55,6 +55,9 @@ from .tile import load_tile, process_tile
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
 TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
+# Whether a lane's warp is read from %tid.x (on the GPU; the interpreter has no warps, and takes a
+# fixed split of the sub-tile instead: any split of the tokens over copies gives the same sums).
+WARP_ASM = tl.constexpr(not INTERPRETED)
 
 # A search pass splits its key range into 2**DIGIT_BITS intervals (one digit of the key per pass).
 DIGIT_BITS = tl.constexpr(8)
@@ -175,7 +178,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
                t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
-               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False):
+               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False, COPIES: tl.constexpr = 1):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
     weight of the tokens tied at each cut's key in the sub-tiles before t0, integers as _cut's).
     Returns 16 values and the set's mass in these sub-tiles (the final pass's; an integer sum of
@@ -197,7 +200,12 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
       computes it. Where that token lies in the final set it is the final pass's token too, and the
       final pass need not run for the draw (shared_sets.py).
     `final` may be a runtime value (the sampler's shared passes run both kinds from one copy of this
-    code) or a constexpr (verification's passes, which compile only the one they call)."""
+    code) or a constexpr (verification's passes, which compile only the one they call).
+    COPIES: the search's words come in COPIES copies of DIGITS at hist_ptr, each warp adding into copy
+    (its warp % COPIES); chunk_sums adds them up. Atomics on one word from different warps serialise at
+    the L2 (~30-40 ns each, run 189), and a first pass puts a third of a row's tokens on one interval
+    (a top byte of a bf16 key spans two octaves): one copy per warp keeps each word's queue to its own
+    warp's instructions."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
     # The final pass's running results, lane-wise, reduced once after the loop (module docstring): best
     # score, its token, p's best score and token, the mass, whether d is met.
@@ -209,7 +217,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     resid_mass = tl.full((), 0.0, tl.float32)
     if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
-        tl.store(hist_ptr + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
+        tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
         tl.debug_barrier()
     tied_k = tl.zeros((), tl.int64) + tied_k
     tied_p = tl.zeros((), tl.int64) + tied_p
@@ -252,7 +260,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             # What these cost (runs 170-171): ~2 us a pass at 16 rows, ~8 at 128, the lanes of a warp
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies per program was no cheaper (zeroing and summing the copies).
-            tl.atomic_add(hist_ptr + dj, fixed, mask=hit, sem="relaxed")
+            tl.atomic_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, mask=hit, sem="relaxed")
             if early:
                 noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)
                 a0, a1 = _lane_argmax(a0, a1, tl.where(member, x + noise, float("-inf")), offs)
@@ -279,11 +287,29 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
 
 
 @triton.jit
-def chunk_sums(hist_ptr):
-    """A search pass's DIGITS sums that chunk_pass added into the words at hist_ptr, once every
-    thread's atomics are done (read past L1, which atomics bypass)."""
+def _copy_of(dj, SUB: tl.constexpr, COPIES: tl.constexpr):
+    """Which of COPIES copies of the search's words each lane of a sub-tile adds into (chunk_pass): its
+    warp's (modulo COPIES) on the GPU, a fixed split of the sub-tile under the interpreter."""
+    if COPIES == 1:
+        return 0
+    elif WARP_ASM:
+        w = tl.inline_asm_elementwise("{ .reg .u32 t; mov.u32 t, %tid.x; shr.u32 $0, t, 5; }", "=r,r", [dj],
+                                      dtype=tl.int32, is_pure=True, pack=1)
+        return w % COPIES
+    else:
+        return tl.arange(0, SUB) // (SUB // COPIES)
+
+
+@triton.jit
+def chunk_sums(hist_ptr, COPIES: tl.constexpr = 1):
+    """A search pass's DIGITS sums that chunk_pass added into the words at hist_ptr (COPIES copies of
+    them, added up here), once every thread's atomics are done (read past L1, which atomics bypass)."""
     tl.debug_barrier()
-    return tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
+    if COPIES == 1:
+        return tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
+    else:
+        cp = tl.arange(0, COPIES)
+        return tl.sum(tl.load(hist_ptr + cp[:, None] * DIGITS + tl.arange(0, DIGITS)[None, :], volatile=True), 0)
 
 
 @triton.jit

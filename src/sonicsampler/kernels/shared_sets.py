@@ -77,6 +77,9 @@ LOWEST = tl.constexpr(-2 ** 63)
 # m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
+# Copies of each chunk's search words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8), so the
+# hist scratch holds HIST_COPIES * DIGITS words per chunk; the first copy ends with the chunk's sums.
+HIST_COPIES = tl.constexpr(8)
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
@@ -187,13 +190,13 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
-        words_c = hist_ptr + (wr * NCH + c) * DIGITS
+        words_c = hist_ptr + (wr * NCH + c) * (HIST_COPIES * DIGITS)
         out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early)
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HIST_COPIES)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final | early:
@@ -201,8 +204,12 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         if final:
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
-            h = chunk_sums(words_c)
+            h = chunk_sums(words_c, HIST_COPIES)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
+            # The chunk's sums in its first copy, where the owner reads the weight tied at a cut's key
+            # (once every thread has read the copies).
+            tl.debug_barrier()
+            tl.store(words_c + jd, h)
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -407,8 +414,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         # The cut is set: the weight tied at its key before each chunk, for later passes; none
                         # follows where the early draw (already read) holds.
                         if ~((phase == 2) & e_have & _early_holds(e_key, lo_k, lo)):
-                            tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0,
-                                           volatile=True)
+                            tied = tl.load(hist_ptr + (row * NCH + cc) * (HIST_COPIES * DIGITS) + jj, mask=cc < nch,
+                                           other=0, volatile=True)
                             tl.store(tb_ptr + (row * 2 + cut) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         p = 0
                         s_lo = p_lo       # the top-p cut's start (the final pass ignores these)

@@ -79,7 +79,12 @@ LOWEST = tl.constexpr(-2 ** 63)
 PARAMS_W = tl.constexpr(16)
 # Copies of each chunk's search words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8), so the
 # hist scratch holds HIST_COPIES * DIGITS words per chunk; the first copy ends with the chunk's sums.
+# Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16 rows: ~9
+# sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9 against 109.1 µs for the long
+# nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding up the copies cost more than
+# they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
+COPIES_UP_TO_LOG2 = tl.constexpr(4)
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
@@ -174,6 +179,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
+    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
     fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
@@ -190,13 +196,13 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
-        words_c = hist_ptr + (wr * NCH + c) * (HIST_COPIES * DIGITS)
+        words_c = hist_ptr + (wr * NCH + c) * (HIST_COPIES * DIGITS)   # (HIST_COPIES whether used or not)
         out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HIST_COPIES)
+                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HC)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final | early:
@@ -204,12 +210,13 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         if final:
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
-            h = chunk_sums(words_c, HIST_COPIES)
+            h = chunk_sums(words_c, HC)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
-            # The chunk's sums in its first copy, where the owner reads the weight tied at a cut's key
-            # (once every thread has read the copies).
-            tl.debug_barrier()
-            tl.store(words_c + jd, h)
+            if HC > 1:
+                # The chunk's sums in its first copy, where the owner reads the weight tied at a cut's key
+                # (once every thread has read the copies).
+                tl.debug_barrier()
+                tl.store(words_c + jd, h)
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")

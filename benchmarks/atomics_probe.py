@@ -5,7 +5,9 @@ The search passes add each token's weight into 256 per-chunk words by relaxed 64
 ~7 us a pass. Which part of that is the atomics, and how much do lanes of a warp that hit the same word
 cost? Each kernel here runs P programs of 8 warps, each over n_sub sub-tiles of 1024 digits read from
 memory (precomputed on the host, so only the atomics differ), and is timed by CUDA events over many
-launches; `load` (the same loads, one store) is the floor to subtract.
+launches; `load` (the same loads, one store) is the floor to subtract. Each launch goes through
+Triton's Python launcher (~13-21 µs in run 189), so only kernels longer than that show their own time:
+to time smaller effects, give each program more sub-tiles or replay the launches in a CUDA graph.
 
 Digit patterns (V = 151936 tokens of Gumbel logits / 1.5 in bf16, the long nucleus's rows):
 - top: the keys' top byte (the first search pass: a third of the tokens on one word);

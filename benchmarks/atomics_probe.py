@@ -4,10 +4,9 @@ The search passes add each token's weight into 256 per-chunk words by relaxed 64
 (long_rows.chunk_pass); session 33's fine tables added it into 65536 words per row as well, and lost
 ~7 us a pass. Which part of that is the atomics, and how much do lanes of a warp that hit the same word
 cost? Each kernel here runs P programs of 8 warps, each over n_sub sub-tiles of 1024 digits read from
-memory (precomputed on the host, so only the atomics differ), and is timed by CUDA events over many
-launches; `load` (the same loads, one store) is the floor to subtract. Each launch goes through
-Triton's Python launcher (~13-21 µs in run 189), so only kernels longer than that show their own time:
-to time smaller effects, give each program more sub-tiles or replay the launches in a CUDA graph.
+memory (precomputed on the host, so only the atomics differ), and is timed over many launches
+replayed in a CUDA graph; `load` (the same loads, one store) is the floor to subtract. (Run
+189 timed eager launches, whose ~13-21 µs of Python launch time hid every kernel shorter than that.)
 
 Digit patterns (V = 151936 tokens of Gumbel logits / 1.5 in bf16, the long nucleus's rows):
 - top: the keys' top byte (the first search pass: a third of the tokens on one word);
@@ -32,6 +31,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness  # noqa: E402
 from benchmarks.cases import gumbel  # noqa: E402
 
 SUB = 1024
@@ -81,17 +81,9 @@ def _rmw(ctr_ptr, out_ptr, R, SPREAD: tl.constexpr):
     tl.store(out_ptr + pid, acc)
 
 
-def _time(fn, reps=300) -> float:
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(reps):
-        fn()
-    b.record()
-    torch.cuda.synchronize()
-    return a.elapsed_time(b) * 1000.0 / reps
+def _time(fn) -> float:
+    """Median µs per launch, replayed in a CUDA graph (no Python launch time)."""
+    return harness.percentiles(harness.cuda_graph_timer([fn], budget_ms=20))[1]
 
 
 def digit_patterns() -> dict:
@@ -125,7 +117,7 @@ def main() -> None:
         for spread in (False, True):
             ctr = torch.zeros(progs * 32, device="cuda", dtype=torch.int64)
             out = torch.zeros(progs, device="cuda", dtype=torch.int64)
-            us = _time(lambda: _rmw[(progs,)](ctr, out, 200, spread, num_warps=8), reps=50)
+            us = _time(lambda: _rmw[(progs,)](ctr, out, 200, spread, num_warps=8))
             rows.append({"what": "rmw", "programs": progs, "spread": spread, "R": 200,
                          "us_per_rmw": round(us / 200, 4)})
             print(rows[-1], flush=True)

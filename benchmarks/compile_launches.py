@@ -7,6 +7,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches verify_plain # Sampler.verify as the benchmarks call it
     python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
                                                        # variant, with helper programs
+    python -m benchmarks.compile_launches shared16     # the same cut into 16 chunks a pass (more than 16 rows)
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
@@ -128,8 +129,8 @@ def main(what):
         s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
                  [0, 1], [0, 0], draft_probs=torch.zeros(b, gamma, v))
 
-    def call_shared():            # top-p without top-k (its set may exceed the bound) beside the standard mix
-        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
+    def call_shared(**opts):      # top-p without top-k (its set may exceed the bound) beside the standard mix
+        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, **opts)
         s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
         s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
@@ -182,6 +183,9 @@ def main(what):
     from sonicsampler.kernels.topk import topk_stage1, topk_stage2
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
+             # the passes cut into 16 chunks, as batches of more than 16 rows launch them (the search's words in
+             # a copy per warp: shared_sets.hist_copies)
+             "shared16": lambda: call_shared(long_chunks_small=16),
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
              "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,
              "draft1_graph": call_draft1_graph, "topk": call_topk}

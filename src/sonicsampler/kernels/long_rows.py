@@ -259,7 +259,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             hit = member & (dj >= 0) & (dj < DIGITS) & (fixed > 0)
             # What these cost (runs 170-171): ~2 us a pass at 16 rows, ~8 at 128, the lanes of a warp
             # writing words in different lines (atomics on words no two lanes share cost nothing).
-            # Spreading them over 8 copies per program was no cheaper (zeroing and summing the copies).
+            # Spreading them over 8 copies by token (i % 8) was no cheaper (run 171: zeroing and summing the
+            # copies); by warp (COPIES) they pay where chunks span many sub-tiles (run 192).
             tl.atomic_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, mask=hit, sem="relaxed")
             if early:
                 noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)

@@ -78,13 +78,19 @@ LOWEST = tl.constexpr(-2 ** 63)
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
 # Copies of each chunk's search words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8), so the
-# hist scratch holds HIST_COPIES * DIGITS words per chunk; the first copy ends with the chunk's sums.
-# Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16 rows: ~9
+# hist scratch holds HIST_COPIES * DIGITS words per chunk (hist_copies); the first copy ends with the
+# chunk's sums. Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16 rows: ~9
 # sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9 against 109.1 µs for the long
 # nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding up the copies cost more than
 # they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
 COPIES_UP_TO_LOG2 = tl.constexpr(4)
+
+
+def hist_copies(chunks: int) -> int:
+    """The copies of a chunk's search words in a launch cut into `chunks` chunks a pass (its hist scratch
+    holds chunks * hist_copies * DIGITS words per row; shared_long_set's HC)."""
+    return HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 1
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
@@ -171,7 +177,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, HC: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
     sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
     fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
@@ -179,7 +185,6 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     Everything about the row comes from the pass's parameters, whoever runs it (read past L1, which
     other SMs' writes do not update), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1
     j = tl.arange(0, PARAMS_W)
     iv = tl.load(ipar_ptr + wr * PARAMS_W + j, volatile=True)
     fv = tl.load(fpar_ptr + wr * PARAMS_W + j, volatile=True)
@@ -196,7 +201,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
-        words_c = hist_ptr + (wr * NCH + c) * (HIST_COPIES * DIGITS)   # (HIST_COPIES whether used or not)
+        words_c = hist_ptr + (wr * NCH + c) * (HC * DIGITS)
         out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
@@ -317,6 +322,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
+    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_copies
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     nch = tl.minimum(n_sub, NCH)
@@ -421,8 +427,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         # The cut is set: the weight tied at its key before each chunk, for later passes; none
                         # follows where the early draw (already read) holds.
                         if ~((phase == 2) & e_have & _early_holds(e_key, lo_k, lo)):
-                            tied = tl.load(hist_ptr + (row * NCH + cc) * (HIST_COPIES * DIGITS) + jj, mask=cc < nch,
-                                           other=0, volatile=True)
+                            tied = tl.load(hist_ptr + (row * NCH + cc) * (HC * DIGITS) + jj, mask=cc < nch, other=0,
+                                           volatile=True)
                             tl.store(tb_ptr + (row * 2 + cut) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         p = 0
                         s_lo = p_lo       # the top-p cut's start (the final pass ignores these)
@@ -492,5 +498,5 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
-                       IS_BF16, HAS_MASK, MAX_BIAS)
+                       IS_BF16, HAS_MASK, MAX_BIAS, HC)
     return drawn, log_final, target

@@ -6,7 +6,8 @@ The search passes add each token's weight into 256 per-chunk words by relaxed 64
 cost? Each kernel here runs P programs of 8 warps, each over n_sub sub-tiles of 1024 digits read from
 memory (precomputed on the host, so only the atomics differ), and is timed over many launches
 replayed in a CUDA graph; `load` (the same loads, one store) is the floor to subtract. (Run
-189 timed eager launches, whose ~13-21 µs of Python launch time hid every kernel shorter than that.)
+189 timed eager launches, at 5a68e9e, whose ~13-21 µs of Python launch time hid every kernel shorter than
+that; this graph-timed form has not run on a GPU yet.)
 
 Digit patterns (V = 151936 tokens of Gumbel logits / 1.5 in bf16, the long nucleus's rows):
 - top: the keys' top byte (the first search pass: a third of the tokens on one word);

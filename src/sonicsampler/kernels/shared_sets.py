@@ -79,10 +79,10 @@ LOWEST = tl.constexpr(-2 ** 63)
 PARAMS_W = tl.constexpr(16)
 # Copies of each chunk's search words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8), so the
 # hist scratch holds HIST_COPIES * DIGITS words per chunk (hist_copies); the first copy ends with the
-# chunk's sums. Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16 rows: ~9
-# sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9 against 109.1 µs for the long
-# nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding up the copies cost more than
-# they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
+# chunk's sums. Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16
+# rows: ~9 sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9 against 109.1 µs for the
+# long nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding up the copies cost more
+# than they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
 COPIES_UP_TO_LOG2 = tl.constexpr(4)
 
@@ -91,6 +91,8 @@ def hist_copies(chunks: int) -> int:
     """The copies of a chunk's search words in a launch cut into `chunks` chunks a pass (its hist scratch
     holds chunks * hist_copies * DIGITS words per row; shared_long_set's HC)."""
     return HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 1
+
+
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone

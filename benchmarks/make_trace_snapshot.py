@@ -1,5 +1,5 @@
 """Copy the tree's src into a diagnostic snapshot whose stage 2 stamps %globaltimer at the points that
-benchmarks/trace_long_passes.py reads (its docstring lists them). The stamps go to hist + 2**21 + pid *
+benchmarks/trace_long_passes.py reads (its docstring lists them). The stamps go to hist + 2**23 + pid *
 128 (int64), so the snapshot's sampler allocates "hist" that large. Not for the tree: the stamps cost
 registers and stores. Fails loudly where an anchor it edits at has changed.
 
@@ -15,7 +15,7 @@ HELPERS = '''
 
 # TRACE (diagnostic snapshot only, benchmarks/make_trace_snapshot.py): per program 128 int64 words at
 # hist_ptr + TRACE_OFF + pid * 128.
-TRACE_OFF = tl.constexpr(2 ** 21)
+TRACE_OFF = tl.constexpr(2 ** 23)
 
 
 @triton.jit
@@ -65,7 +65,7 @@ EDITS = {
          "from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, mark"),
         ("    row = tl.program_id(0).to(tl.int64)\n    helper = False\n",
          "    row = tl.program_id(0).to(tl.int64)\n    mark(hist_ptr, 0)\n"
-         "    tl.store(hist_ptr + 2 ** 21 + row * 128 + 6, tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [],"
+         "    tl.store(hist_ptr + 2 ** 23 + row * 128 + 6, tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [],"
          " dtype=tl.int32, is_pure=True, pack=1).to(tl.int64))\n    helper = False\n"),
         ("    wait_for_previous(PDL)\n    no = row < 0\n", "    wait_for_previous(PDL)\n    mark(hist_ptr, 1)\n    no = row < 0\n"),
         ("    wait_for_previous(PDL)   # everything below reads stage 1's output or writes the counts it reads\n",
@@ -76,8 +76,9 @@ EDITS = {
         ("    tl.store(logprob_ptr + row, lp_out)\n", "    tl.store(logprob_ptr + row, lp_out)\n    mark(hist_ptr, 5)\n"),
     ],
     "sampler.py": [
-        ('"hist": sc.get("hist", n * chunks * long_rows.DIGITS.value, torch.int64, dev)',
-         '"hist": sc.get("hist", 2 ** 21 + 512 * 128, torch.int64, dev)'),
+        # (2**23 words: above the copies' hist of 128 rows, shared_sets.hist_copies)
+        ('"hist": sc.get("hist", n * chunks * shared_sets.hist_copies(chunks) * long_rows.DIGITS.value,',
+         '"hist": sc.get("hist", 2 ** 23 + 512 * 128,'),
     ],
 }
 

@@ -1,6 +1,6 @@
 """Where a long row's shared passes spend their time: a timeline of stage 2's programs, read from
 %globaltimer stamps that the diagnostic snapshot `.ab/trace/src` writes (run it with that snapshot
-first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at hist + 2**21 + pid * 128:
+first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at hist + 2**23 + pid * 128:
 0 entry, 1 after the PDL wait, 2 after the row's candidates (rows), 3 / 4 entering / leaving the shared
 passes, 5 the end (rows), 6 its SM; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
@@ -22,7 +22,7 @@ import torch
 from benchmarks.cases import gumbel
 from benchmarks.sampler_mix import make_sampler
 
-OFF = 2 ** 21
+OFF = 2 ** 23
 
 
 def _trace(s, x, slots, positions, mask, reps):

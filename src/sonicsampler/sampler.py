@@ -604,10 +604,10 @@ class Sampler:
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
                    # partial results (a search pass's integer sums in "hist", shared_sets.hist_copies x
-                   # long_rows.DIGITS words per chunk: 256 KiB per row either way; verification's passes take
-                   # DIGITS words per row, at row * DIGITS), what the
-                   # chunks fold them into per row ("total": a pass's sums, the draw's best and mass), and
-                   # the weight tied at each cut's key before each chunk.
+                   # long_rows.DIGITS words per chunk: 256 KiB per row either way; verification's passes
+                   # take DIGITS words per row, at row * DIGITS), what the chunks fold them into per row
+                   # ("total": a pass's sums, the draw's best and mass), and the weight tied at each cut's
+                   # key before each chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),

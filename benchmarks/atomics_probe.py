@@ -124,8 +124,8 @@ def main() -> None:
             print(rows[-1], flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w") as f:
-        f.write(json.dumps({"what": "env", "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                            "triton": triton.__version__}) + "\n")
+        # GPU, versions, commit (BENCH_GIT_COMMIT on the GPU machine) and date
+        f.write(json.dumps({"what": "env", **harness.environment("cuda")}) + "\n")
         for r in rows:
             f.write(json.dumps(r) + "\n")
 

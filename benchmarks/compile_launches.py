@@ -184,7 +184,7 @@ def main(what):
     from sonicsampler.kernels.verify import verify_stage2
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
              # the passes cut into 16 chunks, as batches of more than 16 rows launch them (the search's words in
-             # a copy per warp: shared_sets.hist_copies)
+             # a copy per warp: shared_sets.hist_words)
              "shared16": lambda: call_shared(long_chunks_small=16),
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
              "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,

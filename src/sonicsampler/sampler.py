@@ -603,18 +603,18 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results (a search pass's integer sums in "hist", shared_sets.hist_copies x
-                   # long_rows.DIGITS words per chunk: 256 KiB per row either way; verification's passes
-                   # take DIGITS words per row, at row * DIGITS), what the chunks fold them into per row
-                   # ("total": a pass's sums, the draw's best and mass), and the weight tied at each cut's
-                   # key before each chunk.
+                   # partial results (a search pass's integer sums in "hist": long_rows.DIGITS words per chunk,
+                   # then each program's copies where the launch takes them, shared_sets.hist_words;
+                   # verification's passes take DIGITS words per row, at row * DIGITS), what the
+                   # chunks fold them into per row ("total": a pass's sums, the draw's best and mass), and
+                   # the weight tied at each cut's key before each chunk.
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
-                   "hist": sc.get("hist", n * chunks * shared_sets.hist_copies(chunks) * long_rows.DIGITS.value,
-                                  torch.int64, dev)}
+                   "hist": sc.get("hist", shared_sets.hist_words(n, n + (max(0, chunks - n) if shared else 0),
+                                                                  chunks), torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,

@@ -77,20 +77,23 @@ LOWEST = tl.constexpr(-2 ** 63)
 # m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
-# Copies of each chunk's search words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8), so the
-# hist scratch holds HIST_COPIES * DIGITS words per chunk (hist_copies); the first copy ends with the
-# chunk's sums. Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use them (more than 16
-# rows: ~9 sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9 against 109.1 µs for the
-# long nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding up the copies cost more
-# than they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
+# Copies of the search's words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8) per program:
+# HIST_COPIES * DIGITS words each, after the chunks' own DIGITS words in the hist scratch (hist_words).
+# A program's chunk adds into its copies, adds them up, and leaves the sums in the chunk's words (for the
+# weight tied at a cut's key). Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use
+# them (more than 16 rows: ~9 sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9
+# against 109.1 µs for the long nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding
+# up the copies cost more than they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
 COPIES_UP_TO_LOG2 = tl.constexpr(4)
 
 
-def hist_copies(chunks: int) -> int:
-    """The copies of a chunk's search words in a launch cut into `chunks` chunks a pass (its hist scratch
-    holds chunks * hist_copies * DIGITS words per row; shared_long_set's HC)."""
-    return HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 1
+def hist_words(rows: int, programs: int, chunks: int) -> int:
+    """The hist scratch's int64 words for a launch of `rows` rows and `programs` stage-2 programs, its
+    passes cut into `chunks` chunks: each chunk's DIGITS words, then each program's copies where the
+    launch takes them (shared_long_set's HC)."""
+    copies = HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 0
+    return (rows * chunks + programs * copies) * DIGITS.value
 
 
 # Row states (0: not used by this launch yet; a fresh board is zero).
@@ -177,7 +180,7 @@ def _best_word(score, token):
 @triton.jit
 def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words,
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-               board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
+               board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, copies_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, HC: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
@@ -203,13 +206,16 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
-        words_c = hist_ptr + (wr * NCH + c) * (HC * DIGITS)
+        words_c = hist_ptr + (wr * NCH + c) * DIGITS
+        adds_c = words_c
+        if HC > 1:
+            adds_c = copies_ptr        # the program's copies (HIST_COPIES)
         out, mass = chunk_pass(logits_ptr, stride_row, V, wr, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
                          counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         words_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HC)
+                         adds_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HC)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final | early:
@@ -217,13 +223,13 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         if final:
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
-            h = chunk_sums(words_c, HC)
+            h = chunk_sums(adds_c, HC)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
             if HC > 1:
-                # The chunk's sums in its first copy, where the owner reads the weight tied at a cut's key
-                # (once every thread has read the copies).
-                tl.debug_barrier()
+                # The chunk's sums in its words, where the owner reads the weight tied at a cut's key; every
+                # thread has read the copies before the program's next chunk zeroes them.
                 tl.store(words_c + jd, h)
+                tl.debug_barrier()
         c += 1
     tl.debug_barrier()
     tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")
@@ -324,7 +330,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_copies
+    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_words
+    # This program's copies of the search's words (HC > 1): after every chunk's own words.
+    copies_ptr = hist_ptr + n_share * NCH * DIGITS + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     nch = tl.minimum(n_sub, NCH)
@@ -429,7 +437,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         # The cut is set: the weight tied at its key before each chunk, for later passes; none
                         # follows where the early draw (already read) holds.
                         if ~((phase == 2) & e_have & _early_holds(e_key, lo_k, lo)):
-                            tied = tl.load(hist_ptr + (row * NCH + cc) * (HC * DIGITS) + jj, mask=cc < nch, other=0,
+                            tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0,
                                            volatile=True)
                             tl.store(tb_ptr + (row * 2 + cut) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         p = 0
@@ -499,6 +507,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, SUB_LOG2, CHUNKS_LOG2, KEY64,
-                       IS_BF16, HAS_MASK, MAX_BIAS, HC)
+                       temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, copies_ptr, SUB_LOG2,
+                       CHUNKS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, HC)
     return drawn, log_final, target

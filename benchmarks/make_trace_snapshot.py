@@ -76,9 +76,10 @@ EDITS = {
         ("    tl.store(logprob_ptr + row, lp_out)\n", "    tl.store(logprob_ptr + row, lp_out)\n    mark(hist_ptr, 5)\n"),
     ],
     "sampler.py": [
-        # (2**23 words: above the copies' hist of 128 rows, shared_sets.hist_copies)
-        ('"hist": sc.get("hist", n * chunks * shared_sets.hist_copies(chunks) * long_rows.DIGITS.value,',
-         '"hist": sc.get("hist", 2 ** 23 + 512 * 128,'),
+        # (2**23 words: above the hist of 128 rows, shared_sets.hist_words)
+        ('"hist": sc.get("hist", shared_sets.hist_words(n, n + (max(0, chunks - n) if shared else 0),\n'
+         '                                                                  chunks), torch.int64, dev)}',
+         '"hist": sc.get("hist", 2 ** 23 + 512 * 128, torch.int64, dev)}'),
     ],
 }
 

@@ -795,7 +795,7 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
-  copies195) # (branch copies-per-program, not run yet) the search's copies per program rather than per chunk (hist
+  copies195) # run 195 (session 35, branch copies-per-program, merged) the search's copies per program rather than per chunk (hist
             # scratch back to 32 KiB per row above 16 rows, plus 16 KiB per program): long rows among 16 / 128
             # standard ones against the reference, bitwise alone, graph equal to eager; the long nucleus and all
             # bounded at 128 rows against .ab/main/src (create it from main's src first); into $OUT/run195.log

@@ -53,7 +53,7 @@ EDITS = {
          "                        mark(hist_ptr, 10 + i)\n"),
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",
-         "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + (w - POSTED))\n"),
+         "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + _pass_of(w))\n"),
         ("    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n",
          "    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n"
          "    mark_first(hist_ptr, 110 + wi)\n"),

@@ -215,6 +215,11 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     a4 = tl.zeros((SUB,), tl.int64)      # the mass as integers round(w * FIX): the same whatever the chunks
     a5 = tl.zeros((SUB,), tl.float32)
     resid_mass = tl.full((), 0.0, tl.float32)
+    # The first sub-tile's load depends on nothing the pass posts: issued before the branch on `final`
+    # (a parameter the sampler's helpers have just loaded) and the zeroing's barrier, so that the two
+    # round trips overlap.
+    t = tl.zeros((), tl.int32) + t0
+    raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
         tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
@@ -224,8 +229,6 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     n_sub = tl.cdiv(V, SUB)
     d_min = tl.where(clamped, 0, -1)
     d_max = tl.where(clamped, DIGITS - 1, DIGITS)
-    t = tl.zeros((), tl.int32) + t0
-    raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     while t < t1:  # a while loop: the interpreter cannot iterate range() over a runtime bound
         # The next sub-tile's load is issued before this one's work; past the chunk it loads nothing.
         raw_next, _o, _i = load_tile(logits_ptr, stride_row, V, row, tl.where(t + 1 < t1, t + 1, n_sub), SUB_LOG2)

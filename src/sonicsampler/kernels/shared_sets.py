@@ -64,7 +64,7 @@ from .tile import token_values
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 GREEDY = tl.constexpr(_bits.GREEDY)
 
-BOARD_W = tl.constexpr(64)   # int32 words per row: state, taken counters (1 + pass), done counters (32 + pass)
+BOARD_W = tl.constexpr(64)   # int32 words per row: state (with the posted pass's taken count), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
 # The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
 # pass's DIGITS integer sums, the draw's best (_best_word) at BEST_AT and its mass at MASS_AT. The owner sets
@@ -99,7 +99,27 @@ def hist_words(rows: int, programs: int, chunks: int) -> int:
 # Row states (0: not used by this launch yet; a fresh board is zero).
 STARTED = tl.constexpr(1)    # the row's program is running and has not decided whether its row is long
 DONE = tl.constexpr(2)       # the row needs nothing (more) from anyone
-POSTED = tl.constexpr(8)     # + the pass index: a pass of the row is posted
+# A posted pass: (8 + its index) << TAKEN_BITS, plus the count of its chunks taken so far. The claims add to
+# the state word itself, so that a helper learns what is posted and what is left from one load, and its
+# claim (an acquire RMW on the word the post released) is also what makes the pass's parameters visible
+# to it: one round trip, where a separate taken counter took a dependent load and an acquire RMW more.
+# Claims past a pass's chunks (at most one per program at a time) stay far below 2**TAKEN_BITS; one that
+# lands after the row is DONE leaves a state that is neither STARTED nor posted, which reads as done.
+TAKEN_BITS = tl.constexpr(20)
+TAKEN_MASK = tl.constexpr((1 << TAKEN_BITS.value) - 1)
+POSTED = tl.constexpr(8 << TAKEN_BITS.value)
+
+
+@triton.jit
+def _pass_of(st):
+    """The pass index of a posted state word (_post)."""
+    return (st >> TAKEN_BITS) - 8
+
+
+@triton.jit
+def _taken_of(st):
+    """The chunks taken of a posted state word's pass."""
+    return st & TAKEN_MASK
 
 
 # How many times a helper that has seen no row running looks at the board again before it leaves
@@ -152,7 +172,7 @@ def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
     tl.store(fpar_ptr + row * PARAMS_W + j, fv)
     tl.debug_barrier()           # every thread's stores before the release
-    tl.atomic_xchg(board_ptr + row * BOARD_W, POSTED + i, sem="release")
+    tl.atomic_xchg(board_ptr + row * BOARD_W, (tl.zeros((), tl.int32) + i + 8) << TAKEN_BITS, sem="release")
 
 
 @triton.jit
@@ -365,6 +385,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     e_tok = tl.zeros((), tl.int64)
     e_key = tl.full((), -1, tl.int64)
     e_have = phase < 0                            # false
+    all_taken = phase < 0                         # whether the own posted pass has no chunk left to claim
     # spec: a first pass was posted before the candidates (post_first_pass, drawing early as `drew`
     # says). It is the row's first pass if the row is a long nucleus with that m (its search then starts
     # from every key); else it runs out, and a long row discards its sums (not its early draw, which m
@@ -395,8 +416,13 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         wn = tl.zeros((), tl.int32)         # chunks wc..wc+wn-1
         acted = phase > 3                   # false
         if phase < 3:
-            g = _claim(claim, nch, 1, progs)    # the own row's chunks: one at a time unless `claim`
-            c = tl.atomic_add(own + 1 + i, g, sem="relaxed")
+            # The own row's chunks: one at a time unless `claim`; once they are all taken, no more claims
+            # (each was an RMW on the row's chain) until the next post.
+            g = _claim(claim, nch, 1, progs)
+            c = nch + tl.zeros((), tl.int32)
+            if ~all_taken:
+                c = _taken_of(tl.atomic_add(own, g, sem="relaxed"))
+                all_taken = c >= nch
             if c < nch:
                 wr, wi, wc, wn = row, i, c, tl.minimum(g, nch - c)
             elif tl.atomic_add(own + DONE_AT + i, 0, sem="acquire") >= nch:
@@ -464,6 +490,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     if phase < 3:
                         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
                               clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)
+                        all_taken = phase > 3
                     if drew & ~e_have & (phase < 2):
                         # The first pass is done and the search goes on: the early draw's token and key while
                         # the next pass's chunks run (off the row's chain: run 182's timeline showed ~3 us
@@ -485,7 +512,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 inb = r < n_share
                 st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
                 posted = inb & (st >= POSTED) & (r != row)
-                taken = tl.load(board_ptr + r * BOARD_W + 1 + (st - POSTED), mask=posted, other=0, volatile=True)
+                taken = tl.where(posted, _taken_of(st), 0)
                 pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
                 free_all += tl.sum(tl.where(posted, tl.maximum(nch - taken, 0), 0))
                 free = posted & (taken < nch)
@@ -493,12 +520,13 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 b += ROWS
             if first < n_share:
                 r1 = (first + home) % n_share
-                w = tl.atomic_add(board_ptr + r1 * BOARD_W, 0, sem="acquire")
+                # The claim is the acquire of the pass's post (TAKEN_BITS).
+                g = _claim(claim, nch, free_all, progs)
+                w = tl.atomic_add(board_ptr + r1 * BOARD_W, g, sem="acquire")
                 if w >= POSTED:
-                    g = _claim(claim, nch, free_all, progs)
-                    c = tl.atomic_add(board_ptr + r1 * BOARD_W + 1 + (w - POSTED), g, sem="relaxed")
+                    c = _taken_of(w)
                     if c < nch:
-                        wr, wi, wc, wn = r1, w - POSTED, c, tl.minimum(g, nch - c)
+                        wr, wi, wc, wn = r1, _pass_of(w), c, tl.minimum(g, nch - c)
             elif (pending == 0) & (phase == 3):
                 looks += 1
                 if seen | (looks >= HELPER_LOOKS):

@@ -799,11 +799,12 @@ if rows:
             # row's state word (one load tells a helper what is posted and left; its claim is the post's acquire),
             # the owner stops claiming once its pass's chunks are all taken, and a chunk's first logits load is
             # issued before the branch on its parameters: long rows among 16 / 128 standard ones against the
-            # reference, bitwise alone, graph equal to eager; the long, processed-logprob and mid nuclei and all
-            # bounded at 1 / 16 / 128 rows against .ab/main/src (main's src); into $OUT/run196.log
+            # reference, bitwise alone, graph equal to eager; the long and mid nuclei and all bounded at 1 / 16 /
+            # 128 rows against .ab/main/src (main's src) and .ab/ownwait/src (an owner whose pass is all taken
+            # helps no other row meanwhile); into $OUT/run196.log
     { timeout 110 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_raw 2>&1 | grep -v "'what': 'env'"
-      mix_variants handover 170 "- main" --rows 1,16,128 \
-          --mix long_nucleus_1_in_16,long_nucleus_1_in_16_lp,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
+      mix_variants handover 140 "- main ownwait" --rows 1,16,128 \
+          --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
         | tee "$OUT/run196.log" | tail -30 ;;
   copies195) # run 195 (session 35, branch copies-per-program, merged) the search's copies per program rather than per chunk (hist
             # scratch back to 32 KiB per row above 16 rows, plus 16 KiB per program): long rows among 16 / 128

@@ -795,7 +795,7 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
-  handover196) # (branch handover, not run yet) a shorter hand-over of each shared pass: the claim counts live in the
+  handover196) # run 196 (session 35, branch handover; ownwait merged into it after) a shorter hand-over of each shared pass: the claim counts live in the
             # row's state word (one load tells a helper what is posted and left; its claim is the post's acquire),
             # the owner stops claiming once its pass's chunks are all taken, and a chunk's first logits load is
             # issued before the branch on its parameters: long rows among 16 / 128 standard ones against the

@@ -9,7 +9,8 @@ that any program of the batch may run:
 
 - The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
   index in the row's state word, with release semantics), and takes chunks itself from the pass's
-  counter until none is left. Each chunk sums a search pass's 256 intervals into its own words
+  count of chunks taken, kept in the same word (TAKEN_BITS), until none is left; then it waits for
+  them to be done, helping no other row meanwhile. Each chunk sums a search pass's 256 intervals into its own words
   (long_rows.chunk_pass), then folds its results into the row's words (TOTAL_W) by atomics: the
   sums by integer adds, the draw's Gumbel-max by an atomic max of one word (_best_word) and its mass
   by an integer add. Then it counts itself done.
@@ -29,9 +30,10 @@ that any program of the batch may run:
   be running: the owner waits only for chunks already taken, and helpers wait only for rows whose
   program has started (state STARTED, written first thing). A row whose program has not started is
   not waited for; if it turns out long, its owner does the work alone.
-- The board's counters are zeroed by the owner before its first post, and every row ends a launch
-  DONE; so a launch never sees another launch's posts, and nothing is reset between launches (CUDA
-  graphs replay as they are).
+- The board's done counters are zeroed by the owner before its first post (a post sets the taken
+  count to zero), and every row ends a launch DONE (or DONE plus a late claim, which reads the same);
+  so a launch never sees another launch's posts, and nothing is reset between launches (CUDA graphs
+  replay as they are).
 
 Only stage 2's SHARED variant, for batches whose requests may have long sets, runs this code; batches
 that cannot compile without it. When the batch has fewer rows than a pass has chunks, n_help more
@@ -500,7 +502,11 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                                                     pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                                                     KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
                     e_have = e_have | drew
-        if (wr < 0) & ~acted:
+        # An owner whose pass is all taken but not done helps no other row meanwhile: it looks at its done
+        # count again at once, so that its next post follows the pass's last chunk by one round trip, not
+        # by a scan of the board or another row's chunk (run 196: 1.0-2.1 µs less for the long and mid
+        # nuclei at 1 / 16 / 128 rows).
+        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             first = tl.full((), 0, tl.int64) + n_share
             home = row % n_share   # helpers spread over the rows too

@@ -10,8 +10,8 @@ that any program of the batch may run:
 - The row's program (its owner) posts a pass on the row's board (its parameters, then the pass
   index in the row's state word, with release semantics), and takes chunks itself from the pass's
   count of chunks taken, kept in the same word (TAKEN_BITS), until none is left; then it waits for
-  them to be done, helping no other row meanwhile. Each chunk sums a search pass's 256 intervals into its own words
-  (long_rows.chunk_pass), then folds its results into the row's words (TOTAL_W) by atomics: the
+  them to be done, helping no other row meanwhile. Each chunk sums a search pass's 256 intervals
+  into its own words (long_rows.chunk_pass), then folds its results into the row's words (TOTAL_W) by atomics: the
   sums by integer adds, the draw's Gumbel-max by an atomic max of one word (_best_word) and its mass
   by an integer add. Then it counts itself done.
 - Once every chunk is done the owner reads the row's words (a search step, or the draw), sets them
@@ -66,7 +66,7 @@ from .tile import token_values
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 GREEDY = tl.constexpr(_bits.GREEDY)
 
-BOARD_W = tl.constexpr(64)   # int32 words per row: state (with the posted pass's taken count), done counters (32 + pass)
+BOARD_W = tl.constexpr(64)   # int32 words per row: state (+ the posted pass's taken count), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
 # The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
 # pass's DIGITS integer sums, the draw's best (_best_word) at BEST_AT and its mass at MASS_AT. The owner sets

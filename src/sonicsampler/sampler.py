@@ -603,7 +603,7 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results (a search pass's integer sums in "hist": long_rows.DIGITS words per chunk,
+                   # partial results (a search pass's integer sums in "hist": shared_sets.chunk_words per chunk,
                    # then each program's copies where the launch takes them, shared_sets.hist_words;
                    # verification's passes take DIGITS words per row, at row * DIGITS), what the
                    # chunks fold them into per row ("total": a pass's sums, the draw's best and mass), and

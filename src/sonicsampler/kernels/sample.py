@@ -45,7 +45,7 @@ from .rank import ranks
 from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
-from .long_rows import long_set_kinds, nucleus_start, set_head
+from .long_rows import long_set_kinds, nucleus_low_key, nucleus_start, set_head
 from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys, token_values
 
@@ -938,7 +938,7 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
     no = row < 0
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
-        row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
+        row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no, zero, no,
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
@@ -1016,9 +1016,10 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
             top_p = tl.load(top_p_ptr + slot)
             p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
+            p_klo, p_kok = nucleus_low_key(m0, w_lo, top_p, thr, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, claim, long_set, search_k, search_p, thr, m0, top_p,
-                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
+                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,

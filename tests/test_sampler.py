@@ -918,7 +918,7 @@ def _window_above_every_key(m, kept, top_p, thr, V, KEY64: tl.constexpr, IS_BF16
     return tl.full((), 0xFFF0, tl.int64), m == m
 
 
-@pytest.mark.parametrize("window", ["held", "broken"])
+@pytest.mark.parametrize("window", ["held", "broken", "speculated", "speculated_broken"])
 def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, monkeypatch):
     """Launches cut into more than 16 chunks (here 32: up to 16 rows on the GPU) start a top-p search
     that the candidates do not narrow to one pass with a wide pass (long_rows.WIDE_BITS: 2048
@@ -928,12 +928,19 @@ def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, 
     wide pass sets its cut in 1. Row 1, logits on a grid of 1/4 whose cut lies at 0.0 by construction
     (top_p puts the target halfway through the tokens tied at 0): the wide pass finds the cut in the
     lump around zero, and the search starts over from every key (1 + 2 passes). With a window that
-    does not hold (above every key), both rows start over. Each row also takes the final pass
-    (processed log-probabilities). Tokens and log-probabilities equal the reference's and, bitwise,
-    those of the 4-chunk launch, whatever the path of the search (integer sums)."""
-    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
+    does not hold (above every key), both rows start over. Both rows' stage-1 statistics show them
+    beyond the bound, so with speculation on ("speculated") their first pass is posted before the
+    candidates (shared_sets.post_first_pass), wide too, over the window that the full normalizer and
+    the row's maximum bound; breaking that window alone (shared_sets' nucleus_low_key) shows that this
+    pass is the one taken. Each row also takes the final pass (processed log-probabilities). Tokens
+    and log-probabilities equal the reference's and, bitwise, those of the 4-chunk launch, whatever
+    the path of the search (integer sums)."""
+    if not window.startswith("speculated"):
+        monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
     if window == "broken":
         monkeypatch.setattr(sample_kernels, "nucleus_low_key", _window_above_every_key)
+    if window == "speculated_broken":
+        monkeypatch.setattr(shared_sets, "nucleus_low_key", _window_above_every_key)
     gen = torch.Generator().manual_seed(71)
     logits = torch.randn(2, V, generator=gen)
     logits[1] = torch.round(logits[1] * 4) / 4
@@ -958,7 +965,7 @@ def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, 
     assert torch.equal(outs[0].tokens, outs[1].tokens) and torch.equal(outs[0].logprob, outs[1].logprob)
     assert torch.equal(outs[0].top_logprobs, outs[1].top_logprobs)
     assert passes[1] == [3, 3]
-    assert passes[0] == ([2, 4] if window == "held" else [4, 4])
+    assert passes[0] == ([4, 4] if window.endswith("broken") else [2, 4])
 
 
 @pytest.mark.parametrize("discard", [False, True])

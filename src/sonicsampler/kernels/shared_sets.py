@@ -59,8 +59,8 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k, search_step,
-                        value_key, wide_step, wide_window)
+from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
+                        nucleus_low_key, search_step, value_key, wide_step, wide_window)
 from .tile import token_values
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
@@ -323,13 +323,16 @@ def _open(board_ptr, total_ptr, row):
 
 @triton.jit
 def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flags, seed, pos, early,
-                    KEY64: tl.constexpr):
+                    KEY64: tl.constexpr, lse_all, top_p, V, IS_BF16: tl.constexpr, WW: tl.constexpr):
     """Post, before the row's candidates are known, the first search pass of a nucleus over every key
     (by mass relative to exp(m), no other cut): the pass a long nucleus without top-k or min-p starts
     with when its candidates do not narrow it. Helpers run it while the row's program merges its
     candidates; shared_long_set (spec) takes it as its first pass if the row turns out long with this m,
     and otherwise lets it run out. The same integer sums as the pass it stands for: the same result.
-    early: it draws early too (shared_long_set's `drew` for such a row)."""
+    early: it draws early too (shared_long_set's `drew` for such a row). WW > 0 (a launch with wide
+    passes): the pass is wide, over the window from the bound below that the full normalizer lse_all
+    gives (long_rows.nucleus_low_key, as sample._cut_bounds gives it the candidates) up to m's key;
+    shared_long_set reads that window back from the pass's parameters."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     who = _who(slot, flags, seed, pos)
     _open(board_ptr, total_ptr, row)
@@ -337,8 +340,15 @@ def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flag
     false = row < 0
     zero = tl.full((), 0.0, tl.float32)
     inf = tl.full((), float("inf"), tl.float32)
+    wide = false
+    w_lo = no + 1
+    w_t = no + 1
+    if WW > 0:
+        k_lo, wide = nucleus_low_key(m, tl.exp(lse_all - m), top_p, float("-inf"), V, KEY64, IS_BF16)
+        hi, _bits = value_key(m, KEY64, IS_BF16)
+        w_lo, w_t = wide_window(k_lo, hi.to(tl.int64), WW)
     _post(board_ptr, ipar_ptr, fpar_ptr, row, 0, no, no, no + 1, no + 1 + (KEY_BITS - DIGIT_BITS), false, false, false,
-          who, tl.full((), float("-inf"), tl.float32), m, zero, inf, zero, inf, early, false, no + 1, no + 1)
+          who, tl.full((), float("-inf"), tl.float32), m, zero, inf, zero, inf, early, wide, w_lo, w_t)
 
 
 @triton.jit
@@ -426,6 +436,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         wide = (phase == 1) & ~p_clamped & p_kok & ~(spec & ~discard)
         if wide:
             w_lo, w_t = wide_window(p_klo, hi_key, WW)
+        if spec & ~discard:
+            # The pass posted before the candidates is the first: wide as post_first_pass made it.
+            sv = tl.load(ipar_ptr + row * PARAMS_W + tl.arange(0, PARAMS_W), volatile=True)
+            wide, w_lo, w_t = _get(sv, 12) != 0, _get(sv, 13), _get(sv, 14)
     if (phase < 3) & ~spec:
         _open(board_ptr, total_ptr, row)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,

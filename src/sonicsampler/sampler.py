@@ -611,7 +611,7 @@ class Sampler:
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
-                   "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev),
+                   "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev, zeroed=True),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
                    "hist": sc.get("hist", shared_sets.hist_words(n, n + (max(0, chunks - n) if shared else 0),
                                                                   chunks), torch.int64, dev)}

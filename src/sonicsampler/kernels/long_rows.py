@@ -396,14 +396,19 @@ def wide_window(k_lo, hi_key, W: tl.constexpr):
     as they are)."""
     a = k_lo.to(tl.int32) - 0x8000
     b = hi_key.to(tl.int32) + 1 - 0x8000
-    t_lo = tl.zeros((), tl.int32)
-    t_hi = tl.zeros((), tl.int32) + 0x8000
-    while t_lo < t_hi:
-        mid = (t_lo + t_hi) // 2
-        fits = _wide_code(b, mid) - _wide_code(a, mid) + 1 <= W - 2
-        t_hi = tl.where(fits, mid, t_hi)
-        t_lo = tl.where(fits, t_lo, mid + 1)
-    return _wide_code(a, t_lo).to(tl.int64), t_lo.to(tl.int64)
+    # The span of codes is piecewise linear in T (slope 0, -1 or -2), dropping where T passes a bound's
+    # magnitude: the least T that fits is 0, the start of a piece (a magnitude + 1) or where a piece's
+    # line crosses W - 2. All six candidates at once, the least that fits taken (no loop on the chain).
+    R: tl.constexpr = W - 2
+    ma = tl.where(a >= 0, a, -1 - a)
+    mb = tl.where(b >= 0, b, -1 - b)
+    j = tl.arange(0, 8)
+    t = tl.where(j == 1, ma + 1, tl.where(j == 2, mb + 1, tl.where(j == 3, (b - a + 3 - R) // 2,
+                 tl.where(j == 4, b + 2 - R, tl.where(j == 5, 1 - a - R, tl.where(j == 6, 0x8000, 0))))))
+    t = tl.minimum(tl.maximum(t, 0), 0x8000)
+    fits = _wide_code(b, t) - _wide_code(a, t) + 1 <= R
+    t_min = tl.min(tl.where(fits, t, 0x8000))
+    return _wide_code(a, t_min).to(tl.int64), t_min.to(tl.int64)
 
 
 @triton.jit

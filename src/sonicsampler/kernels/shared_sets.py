@@ -316,7 +316,9 @@ def _open(board_ptr, total_ptr, row):
     first post), the pass's sums zero, the draw's best at its lowest."""
     z = tl.arange(0, BOARD_W)
     tl.store(board_ptr + row * BOARD_W + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
-    tl.store(total_ptr + row * TOTAL_W + tl.arange(0, WIDE), tl.zeros((WIDE,), tl.int64))
+    # Words DIGITS..WIDE (a wide pass's) are zero already: zero when allocated, and zeroed by the owner
+    # after every wide pass (shared_long_set), so that no launch pays for zeroing 2048 words on its chain.
+    tl.store(total_ptr + row * TOTAL_W + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
     tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
     tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
 
@@ -487,14 +489,26 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     jj = tl.zeros((), tl.int32)
                     was_wide = wide & ~discard    # a discarded pass posted before the candidates was not
                     if WW > 0:
+                        jw = tl.arange(0, WW)
                         if was_wide:
-                            jw = tl.arange(0, WW)
                             total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
                             tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
+                            if drew:
+                                # The early draw's token and key, loaded while the step below runs (a wide
+                                # pass is the search's first).
+                                e_tok, e_key = _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V,
+                                                            mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                                                            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                                                            bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK,
+                                                            MAX_BIAS)
+                                e_have = drew
                             s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)
                             p += 1
                             clamped = phase < 0
                             wide = phase < 0
+                        elif discard:
+                            # A pass posted before the candidates may have been wide: its words back to zero.
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
                     if ~was_wide:
                         total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
                         tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))

@@ -643,7 +643,10 @@ class Sampler:
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
-                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared,
+                      # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks, but not
+                      # for 1-row batches: the larger stage 2 cost their bounded rows 0.6 µs (runs 198, 200)
+                      WIDE_PASSES=shared and n > 1)
         # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
         # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
         helpers = max(0, chunks - n) if shared else 0

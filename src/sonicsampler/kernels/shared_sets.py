@@ -360,7 +360,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf, spec=False, m_spec=0.0):
+                    need_lf, spec=False, m_spec=0.0, WIDE_PASSES: tl.constexpr = True):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
@@ -382,7 +382,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_words
     CH_W: tl.constexpr = DIGITS if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else WIDE     # chunk_words
-    WW: tl.constexpr = WIDE if (CH_W == WIDE) and not KEY64 else 0                 # wide passes' words
+    WW: tl.constexpr = WIDE if WIDE_PASSES and (CH_W == WIDE) and not KEY64 else 0  # wide passes' words
     # This program's copies of the search's words (HC > 1): after every chunk's own words.
     copies_ptr = hist_ptr + n_share * NCH * CH_W + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2

@@ -8,6 +8,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
                                                        # variant, with helper programs
     python -m benchmarks.compile_launches shared16     # the same cut into 16 chunks a pass (more than 16 rows)
+    python -m benchmarks.compile_launches shared1      # a 1-row batch (no wide passes)
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
@@ -135,6 +136,11 @@ def main(what):
         s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
+    def call_shared1():           # a 1-row batch of the same (no wide passes: sample.WIDE_PASSES)
+        s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
+        s.add_request(0, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
+        s.sample(torch.randn(1, v).to(torch.bfloat16), [0], [0])
+
     def call_heavy():             # penalties, bias and a grammar mask on every row (issue 4's heavy mix), with
         # stage 1 as the table runs it at 32 rows (extract, emit 8, penalised batches capped at 160 registers)
         s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, strategy="extract", emit=8,
@@ -185,7 +191,7 @@ def main(what):
     calls = {"sampler": call, "verify": call_verify, "verify_plain": call_verify_plain, "shared": call_shared,
              # the passes cut into 16 chunks, as batches of more than 16 rows launch them (the search's words in
              # a copy per warp: shared_sets.hist_words)
-             "shared16": lambda: call_shared(long_chunks_small=16),
+             "shared16": lambda: call_shared(long_chunks_small=16), "shared1": call_shared1,
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
              "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,
              "draft1_graph": call_draft1_graph, "topk": call_topk}

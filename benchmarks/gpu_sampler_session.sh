@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace199
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace199|wide197|wide198|wide200|wide201
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -795,6 +795,41 @@ if rows:
         raw_keys verify graph 2>&1 | grep -v "'what': 'env'"
     mix_ab "" 100 --rows 1,32,128 --mix top_p,top_k,greedy --budget-ms 20
     verify_ab 90 32,128 ;;
+  wide201)  # run 201 (session 35, branch wide at 0d6d6b0, merged) run 200's tree with wide passes off in 1-row launches (WIDE_PASSES): long rows
+            # among 16 / 128 standard ones against the reference, bitwise alone (the lone rows' launches now narrow),
+            # graph equal to eager (processed, raw); every kind of long set; the long and mid nuclei and all bounded at
+            # 1 / 16 / 128 rows against .ab/main/src; into $OUT/run201.log
+    { timeout 170 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_raw long 2>&1 | grep -v "'what': 'env'"
+      mix_variants wide 170 "- main" --rows 1,16,128 --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p \
+          --budget-ms 10; } 2>&1 | tee "$OUT/run201.log" | tail -30 ;;
+  wide200)  # run 200 (session 35, branch wide at 43a7bc6) run 198's wide passes with three cuts to their chain (run 199's timeline): the
+            # window in closed form, the wide words of the row's totals kept zero between launches (not zeroed
+            # before the post), the early draw's loads issued before the wide step: long rows among 16 / 128
+            # standard ones against the reference, bitwise alone, graph equal to eager (processed, raw); the long and
+            # mid nuclei and all bounded at 1 / 16 rows against .ab/main/src; into $OUT/run200.log
+    { timeout 120 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_raw 2>&1 | grep -v "'what': 'env'"
+      mix_variants wide 150 "- main" --rows 1,16 --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
+        | tee "$OUT/run200.log" | tail -30 ;;
+  wide198)  # run 198 (session 35, branch wide at 5275a84) run 197's wide passes, the pass posted before the candidates wide too
+            # (over the window from the full normalizer's bound to the row's maximum): long rows among 16 / 128
+            # standard ones against the reference, bitwise alone and graph equal to eager, processed and raw;
+            # every kind of long set (bf16, fp32); the long and mid nuclei and all bounded at 1 / 16 / 128 rows
+            # against .ab/main/src; into $OUT/run198.log
+    { timeout 200 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_raw long 2>&1 \
+          | grep -v "'what': 'env'"
+      mix_variants wide 165 "- main" --rows 1,16,128 \
+          --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
+        | tee "$OUT/run198.log" | tail -30 ;;
+  wide197)  # run 197 (session 35, branch wide at d8ae62b; its wide variant ran out of time after the long nuclei) a wide first top-p pass (2048 intervals of one key over the window the
+            # candidates bound, the magnitudes nearest zero in one) in launches of at most 16 rows: long rows among
+            # 16 / 128 standard ones against the reference, bitwise alone (a 1-row launch: wide) and graph equal to
+            # eager, processed and raw; narrowed cuts; every kind of long set (bf16, fp32); the long, processed-
+            # logprob and mid nuclei and all bounded at 1 / 16 / 128 rows against .ab/main/src; into $OUT/run197.log
+    { timeout 230 python3 benchmarks/check_sampler_gpu.py long_shared long_shared_raw narrow_cuts long 2>&1 \
+          | grep -v "'what': 'env'"
+      mix_variants wide 150 "- main" --rows 1,16,128 \
+          --mix long_nucleus_1_in_16,long_nucleus_1_in_16_lp,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
+        | tee "$OUT/run197.log" | tail -30 ;;
   handover196) # run 196 (session 35, branch handover; ownwait merged into it after) a shorter hand-over of each shared pass: the claim counts live in the
             # row's state word (one load tells a helper what is posted and left; its claim is the post's acquire),
             # the owner stops claiming once its pass's chunks are all taken, and a chunk's first logits load is
@@ -806,7 +841,7 @@ if rows:
       mix_variants handover 140 "- main ownwait" --rows 1,16,128 \
           --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p --budget-ms 10; } 2>&1 \
         | tee "$OUT/run196.log" | tail -30 ;;
-  trace199) # (session 35, not run yet) stamped timelines (make_trace_snapshot.py) of branch wide (.ab/trace_wide: one wide
+  trace199) # run 199 (session 35) stamped timelines (make_trace_snapshot.py) of branch wide (.ab/trace_wide: one wide
             # search pass) and of main (.ab/trace_main) for the long nucleus 1 in 16 at 1 / 16 rows; into $OUT/run199*.txt
     { PYTHONPATH="$PWD/.ab/trace_wide/src:$PYTHONPATH" timeout 150 python3 benchmarks/trace_long_passes.py --rows 1,16 \
           --mix long_nucleus_1_in_16 --reps 2 --out "$OUT/run199_trace_wide.txt" > /dev/null

@@ -45,11 +45,11 @@ EDITS = {
          "    mark_first(hist_ptr, 50 + wi)\n    count(hist_ptr, 90 + wi, wn)\n    c = wc\n    while c < wc + wn:\n"),
         ('    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n',
          '    tl.atomic_add(board_ptr + wr * BOARD_W + DONE_AT + wi, wn, sem="release")\n    mark(hist_ptr, 70 + wi)\n'),
-        ("              thr, m, f_hi_k, target_k, f_hi, target, drew)\n    elif (phase == 3) & (row < n_share):",
-         "              thr, m, f_hi_k, target_k, f_hi, target, drew)\n        mark(hist_ptr, 10 + i)\n"
+        ("              thr, m, f_hi_k, target_k, f_hi, target, drew, wide, w_lo, w_t)\n    elif (phase == 3) & (row < n_share):",
+         "              thr, m, f_hi_k, target_k, f_hi, target, drew, wide, w_lo, w_t)\n        mark(hist_ptr, 10 + i)\n"
          "    elif (phase == 3) & (row < n_share):"),
-        ("                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n",
-         "                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)\n"
+        ("                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, wide, w_lo, w_t)\n",
+         "                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, wide, w_lo, w_t)\n"
          "                        mark(hist_ptr, 10 + i)\n"),
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",
@@ -61,8 +61,9 @@ EDITS = {
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],
     "kernels/sample.py": [
-        ("from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set",
-         "from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, mark"),
+        ("from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set",
+         "from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set,"
+         " mark"),
         ("    row = tl.program_id(0).to(tl.int64)\n    helper = False\n",
          "    row = tl.program_id(0).to(tl.int64)\n    mark(hist_ptr, 0)\n"
          "    tl.store(hist_ptr + 2 ** 23 + row * 128 + 6, tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [],"

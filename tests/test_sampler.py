@@ -911,6 +911,69 @@ def test_top_p_cuts_that_the_candidates_bound_take_fewer_passes(bounds, monkeypa
     assert passes == [a + b for a, b in zip(search, final)]
 
 
+@triton.jit
+def _window_above_every_key(m, kept, top_p, thr, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    # A wide pass's window above every key (sample.nucleus_low_key, taken by the wide window only):
+    # every token falls in its interval 0.
+    return tl.full((), 0xFFF0, tl.int64), m == m
+
+
+@pytest.mark.parametrize("window", ["held", "broken", "speculated", "speculated_broken", "speculated_discarded"])
+def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, monkeypatch):
+    """Launches cut into more than 16 chunks (here 32: up to 16 rows on the GPU) start a top-p search
+    that the candidates do not narrow to one pass with a wide pass (long_rows.WIDE_BITS: 2048
+    intervals of one key each over the window the candidates bound, the magnitudes nearest zero in one
+    interval). Row 0, standard normal logits at temperature 1 with top-p 0.9: its bounds straddle
+    zero, where 8-bit digits take 2 search passes (4-chunk launches, which have no wide passes); the
+    wide pass sets its cut in 1. Row 1, logits on a grid of 1/4 whose cut lies at 0.0 by construction
+    (top_p puts the target halfway through the tokens tied at 0): the wide pass finds the cut in the
+    lump around zero, and the search starts over from every key (1 + 2 passes). With a window that
+    does not hold (above every key), both rows start over. Row 0's stage-1 statistics show it beyond
+    the bound, so with speculation on ("speculated") its first pass is posted before the candidates
+    (shared_sets.post_first_pass), wide too, over the window that the full normalizer and the row's
+    maximum bound; breaking that window alone (shared_sets' nucleus_low_key) shows that this pass is
+    the one taken; discarding it (shared_sets.FORCE_DISCARD) costs one pass more. Each row
+    also takes the final pass (processed log-probabilities). Tokens and log-probabilities equal the
+    reference's and, bitwise, those of the 4-chunk launch, whatever the path of the search (integer
+    sums), in a second launch too (a wide pass's words in the row's totals are left zero for it)."""
+    if not window.startswith("speculated"):
+        monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
+    if window == "broken":
+        monkeypatch.setattr(sample_kernels, "nucleus_low_key", _window_above_every_key)
+    if window == "speculated_broken":
+        monkeypatch.setattr(shared_sets, "nucleus_low_key", _window_above_every_key)
+    if window == "speculated_discarded":
+        monkeypatch.setattr(shared_sets, "FORCE_DISCARD", tl.constexpr(True))
+    gen = torch.Generator().manual_seed(71)
+    logits = torch.randn(2, V, generator=gen)
+    logits[1] = torch.round(logits[1] * 4) / 4
+    logits = logits.to(torch.bfloat16)
+    x1 = logits[1].double()
+    above, at0 = x1[x1 > 0].exp().sum(), float((x1 == 0).sum())
+    assert at0 > 50                                      # many tokens tied at the cut's key
+    top_p1 = float((above + 0.5 * at0) / x1.exp().sum())
+    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=801, logprobs=2, logprobs_mode="processed"),
+              SamplingParams(temperature=1.0, top_p=top_p1, seed=802, logprobs=2, logprobs_mode="processed")]
+    positions = [40, 41]
+    outs, passes = [], []
+    for chunks in (32, 4):
+        s = Sampler(V, 2, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=2, long_chunks_small=chunks)
+        for i, p in enumerate(params):
+            s.add_request(i, p)
+        outs.append(s.sample(logits, [0, 1], positions))
+        board = s._plan(2, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(2, -1)
+        passes.append([int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(2)])
+        again = s.sample(logits, [0, 1], positions)
+        assert torch.equal(again.tokens, outs[-1].tokens) and torch.equal(again.logprob, outs[-1].logprob)
+    n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * 2, [[]] * 2, outs[0])
+    assert n_exact == 2 and n_equal == 2
+    assert torch.equal(outs[0].tokens, outs[1].tokens) and torch.equal(outs[0].logprob, outs[1].logprob)
+    assert torch.equal(outs[0].top_logprobs, outs[1].top_logprobs)
+    extra = int(window == "speculated_discarded")
+    assert passes[1] == [3 + extra, 3]
+    assert passes[0] == ([4, 4] if window.endswith("broken") else [2 + extra, 4])
+
+
 @pytest.mark.parametrize("discard", [False, True])
 def test_nuclei_beyond_the_bound_start_their_search_before_the_candidates(discard, monkeypatch):
     """A nucleus without top-k or min-p whose best C tokens cannot reach top_p (C times the best token's

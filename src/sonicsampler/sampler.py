@@ -603,7 +603,7 @@ class Sampler:
                    "best": sc.get("best", n * z, torch.float32, dev),
                    "best_idx": sc.get("best_idx", n * z, torch.int64, dev),
                    # kernels/shared_sets.py: each row's board (zero when new), pass parameters, the chunks'
-                   # partial results (a search pass's integer sums in "hist": long_rows.DIGITS words per chunk,
+                   # partial results (a search pass's integer sums in "hist": shared_sets.chunk_words per chunk,
                    # then each program's copies where the launch takes them, shared_sets.hist_words;
                    # verification's passes take DIGITS words per row, at row * DIGITS), what the
                    # chunks fold them into per row ("total": a pass's sums, the draw's best and mass), and
@@ -611,7 +611,7 @@ class Sampler:
                    "board": sc.get("board", n * shared_sets.BOARD_W.value, torch.int32, dev, zeroed=True),
                    "ipar": sc.get("ipar", n * shared_sets.PARAMS_W.value, torch.int64, dev),
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
-                   "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev),
+                   "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev, zeroed=True),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
                    "hist": sc.get("hist", shared_sets.hist_words(n, n + (max(0, chunks - n) if shared else 0),
                                                                   chunks), torch.int64, dev)}
@@ -643,7 +643,10 @@ class Sampler:
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
-                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared,
+                      # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks, but not
+                      # for 1-row batches: the larger stage 2 cost their bounded rows 0.6 µs (runs 198, 200)
+                      WIDE_PASSES=shared and n > 1)
         # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
         # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
         helpers = max(0, chunks - n) if shared else 0

@@ -71,6 +71,15 @@ DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
 # which is at least 1 (its best token).
 FIX = tl.constexpr(2.0 ** 39)
 INV_FIX = tl.constexpr(2.0 ** -39)
+# A wide pass (the sampler's shared passes in launches cut into many chunks, shared_sets.WIDE_UP_FROM_LOG2)
+# sums 2**WIDE_BITS intervals of one key each at once, over a window of the 16-bit keys in which the
+# candidates bound a top-p cut (wide_window), with one interval for the magnitudes nearest zero: there
+# bf16 keys are densest (every octave down to 2**-133 has its 128 keys) and weigh alike. A nucleus on
+# values that straddle zero spans tens of thousands of keys (two passes of 8-bit digits), but the
+# window's keys outside that lump fit 2046 intervals: the cut is then set in one pass unless it falls
+# in the lump, or outside the window where its bounds did not hold (the search then starts over).
+WIDE_BITS = tl.constexpr(11)
+WIDE = tl.constexpr(2 ** WIDE_BITS.value)
 
 
 @triton.jit
@@ -178,7 +187,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
                s_lo, shift, by_count, clamped, seed, pos, stream, d, residual, log_final, q_ptr, q_ids_ptr, K,
                t0, t1, hist_ptr, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
                HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, DRAFT: tl.constexpr = 0,
-               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False, COPIES: tl.constexpr = 1):
+               pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, early=False, COPIES: tl.constexpr = 1,
+               wide=False, w_lo=0, w_t=0, WIDE_W: tl.constexpr = 0):
     """Sub-tiles t0..t1-1 of one pass over the row's set (thr and its two cuts; tied_k / tied_p: the
     weight of the tokens tied at each cut's key in the sub-tiles before t0, integers as _cut's).
     Returns 16 values and the set's mass in these sub-tiles (the final pass's; an integer sum of
@@ -205,7 +215,10 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     (its warp % COPIES); chunk_sums adds them up. Atomics on one word from different warps serialise at
     the L2 (~30-40 ns each, run 189), and a first pass puts a third of a row's tokens on one interval
     (a top byte of a bf16 key spans two octaves): one copy per warp keeps each word's queue to its own
-    warp's instructions."""
+    warp's instructions.
+    WIDE_W (launches with wide passes, COPIES 1): the chunk has WIDE_W words; a `wide` search pass adds
+    each token's weight into its key's interval of the window (w_lo, w_t) (wide_interval), the others
+    into the first DIGITS words as above."""
     SUB: tl.constexpr = 2 ** SUB_LOG2
     # The final pass's running results, lane-wise, reduced once after the loop (module docstring): best
     # score, its token, p's best score and token, the mass, whether d is met.
@@ -222,7 +235,11 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
-        tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
+        if WIDE_W > 0:
+            jw = tl.arange(0, WIDE_W)
+            tl.store(hist_ptr + jw, tl.zeros((WIDE_W,), tl.int64), mask=jw < tl.where(wide, WIDE_W, DIGITS))
+        else:
+            tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
         tl.debug_barrier()
     tied_k = tl.zeros((), tl.int64) + tied_k
     tied_p = tl.zeros((), tl.int64) + tied_p
@@ -260,6 +277,9 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             dj = tl.minimum(tl.maximum((key - s_lo.to(key.dtype)) >> shift.to(key.dtype), d_min), d_max).to(tl.int32)
             fixed = (tl.where(by_count, 1.0, w) * FIX + 0.5).to(tl.int64)
             hit = member & (dj >= 0) & (dj < DIGITS) & (fixed > 0)
+            if WIDE_W > 0:
+                dj = tl.where(wide, wide_interval(key, w_lo, w_t, WIDE_W), dj)
+                hit = hit | (member & wide & (fixed > 0))
             # What these cost (runs 170-171): ~2 us a pass at 16 rows, ~8 at 128, the lanes of a warp
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies by token (i % 8) was no cheaper (run 171: zeroing and summing the
@@ -305,11 +325,15 @@ def _copy_of(dj, SUB: tl.constexpr, COPIES: tl.constexpr):
 
 
 @triton.jit
-def chunk_sums(hist_ptr, COPIES: tl.constexpr = 1):
+def chunk_sums(hist_ptr, COPIES: tl.constexpr = 1, WIDE_W: tl.constexpr = 0, wide=False):
     """A search pass's DIGITS sums that chunk_pass added into the words at hist_ptr (COPIES copies of
-    them, added up here), once every thread's atomics are done (read past L1, which atomics bypass)."""
+    them, added up here), once every thread's atomics are done (read past L1, which atomics bypass).
+    WIDE_W: WIDE_W words, those past DIGITS zero unless the pass was `wide` (not read then)."""
     tl.debug_barrier()
-    if COPIES == 1:
+    if WIDE_W > 0:
+        jw = tl.arange(0, WIDE_W)
+        return tl.load(hist_ptr + jw, mask=jw < tl.where(wide, WIDE_W, DIGITS), other=0, volatile=True)
+    elif COPIES == 1:
         return tl.load(hist_ptr + tl.arange(0, DIGITS), volatile=True)
     else:
         cp = tl.arange(0, COPIES)
@@ -348,6 +372,68 @@ def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, cla
 
 
 @triton.jit
+def _wide_code(d, T):
+    """The wide pass's code of a 16-bit key, from d = key - 0x8000 (the value's magnitude bits, -1 - them
+    for negative values): 0 for magnitudes below T (the lump around zero), else one code per key, in key
+    order (negative codes below zero, positive above)."""
+    mag = tl.where(d >= 0, d, -1 - d)
+    return tl.where(mag < T, 0, tl.where(d >= 0, d - T + 1, d + T))
+
+
+@triton.jit
+def wide_interval(key, w_lo, T, W: tl.constexpr):
+    """A key's interval in a wide pass over codes w_lo .. w_lo + W - 3 (wide_window): 1 + its code's
+    place, 0 below the window, W - 1 above it."""
+    c = _wide_code(key.to(tl.int32) - 0x8000, T.to(tl.int32))
+    return tl.minimum(tl.maximum(c - w_lo.to(tl.int32) + 1, 0), W - 1)
+
+
+@triton.jit
+def wide_window(k_lo, hi_key, W: tl.constexpr):
+    """The window of a wide pass over the keys k_lo .. hi_key + 1 (those a top-p cut's bounds leave,
+    nucleus_start): (w_lo, T), T the least lump threshold whose codes of those keys fit the W - 2
+    intervals between the one below and the one above (a binary search over T; 0 where the keys fit
+    as they are)."""
+    a = k_lo.to(tl.int32) - 0x8000
+    b = hi_key.to(tl.int32) + 1 - 0x8000
+    # The span of codes is piecewise linear in T (slope 0, -1 or -2), dropping where T passes a bound's
+    # magnitude: the least T that fits is 0, the start of a piece (a magnitude + 1) or where a piece's
+    # line crosses W - 2. All six candidates at once, the least that fits taken (no loop on the chain).
+    R: tl.constexpr = W - 2
+    ma = tl.where(a >= 0, a, -1 - a)
+    mb = tl.where(b >= 0, b, -1 - b)
+    j = tl.arange(0, 8)
+    t = tl.where(j == 1, ma + 1, tl.where(j == 2, mb + 1, tl.where(j == 3, (b - a + 3 - R) // 2,
+                 tl.where(j == 4, b + 2 - R, tl.where(j == 5, 1 - a - R, tl.where(j == 6, 0x8000, 0))))))
+    t = tl.minimum(tl.maximum(t, 0), 0x8000)
+    fits = _wide_code(b, t) - _wide_code(a, t) + 1 <= R
+    t_min = tl.min(tl.where(fits, t, 0x8000))
+    return _wide_code(a, t_min).to(tl.int64), t_min.to(tl.int64)
+
+
+@triton.jit
+def wide_step(h, w_lo, T, top_p, KEY_BITS: tl.constexpr):
+    """search_step for a first top-p pass that was wide (its W integer sums h; the target is top_p times
+    their total). Returns (s_lo, shift, s_target, s_f_hi, jj, done) as search_step does: the cut set
+    (s_lo its key, shift 0) when the target's interval is one key of the window; otherwise (the lump
+    around zero, or outside the window: its bounds did not hold) the search starts over from every key
+    with the same target (one pass more than the full search, the same cut: integer sums)."""
+    W: tl.constexpr = h.shape[0]
+    j = tl.arange(0, W)
+    f_fix = tl.cumsum(h, 0, reverse=True)
+    f = f_fix.to(tl.float32) * INV_FIX
+    s_target = top_p * tl.sum(tl.where(j == 0, f, 0.0))
+    jj = tl.max(tl.where(f >= s_target, j, 0))
+    c = w_lo + jj - 1
+    done = (jj >= 1) & (jj <= W - 2) & (c != 0)
+    key = tl.where(c > 0, c + T - 1, c - T) + 0x8000
+    s_f_hi = tl.where(done, tl.sum(tl.where(j == jj + 1, f_fix, 0)), 0)
+    s_lo = tl.where(done, key, 0)
+    shift = tl.where(done, 0, KEY_BITS - DIGIT_BITS).to(tl.int64)
+    return s_lo.to(tl.int64), shift, s_target, s_f_hi, jj, done
+
+
+@triton.jit
 def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
     """Where a top-p cut's search starts: (s_lo, shift, clamped). All keys (s_lo 0, DIGITS intervals of
     2**(KEY_BITS - DIGIT_BITS)) without search_p; narrower when the row's candidates bound the cut's key:
@@ -371,15 +457,22 @@ def nucleus_start(search_p, m, kept, top_p, thr, hi_key, V, KEY64: tl.constexpr,
     shift = tl.full((), KEY_BITS - DIGIT_BITS, tl.int64)
     narrow = search_p & (s_lo > 0)                 # false
     if search_p:
-        t = tl.maximum(m + tl.log(0.5 * (1.0 - top_p) * kept / V), thr)
-        if KEY64:
-            k_lo = value_key32(t).to(tl.int64)
-        else:
-            k_lo = key16_from_bits(ranking_bits16(t, IS_BF16)).to(tl.int64)
-        # One key lower: every key below k_lo then holds values below t, whatever the rounding to the key.
-        k_lo = tl.where(t == t, k_lo - 1, 0)
-        s_lo, shift, narrow = _key_range(k_lo, hi_key, t > float("-inf"), KEY_BITS)
+        k_lo, ok = nucleus_low_key(m, kept, top_p, thr, V, KEY64, IS_BF16)
+        s_lo, shift, narrow = _key_range(k_lo, hi_key, ok, KEY_BITS)
     return s_lo, shift, narrow
+
+
+@triton.jit
+def nucleus_low_key(m, kept, top_p, thr, V, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """The key below which a top-p cut cannot lie (nucleus_start: one key below u's), and whether u
+    bounds anything (-inf or NaN does not)."""
+    t = tl.maximum(m + tl.log(0.5 * (1.0 - top_p) * kept / V), thr)
+    if KEY64:
+        k_lo = value_key32(t).to(tl.int64)
+    else:
+        k_lo = key16_from_bits(ranking_bits16(t, IS_BF16)).to(tl.int64)
+    # One key lower: every key below k_lo then holds values below t, whatever the rounding to the key.
+    return tl.where(t == t, k_lo - 1, 0), t > float("-inf")
 
 
 @triton.jit

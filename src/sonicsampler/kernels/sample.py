@@ -45,8 +45,8 @@ from .rank import ranks
 from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits_of, groups_topk, last_emitted,
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
-from .long_rows import long_set_kinds, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set
+from .long_rows import long_set_kinds, nucleus_low_key, nucleus_start, set_head
+from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set
 from .tile import load_tile, processed_tile, tile_keys, token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -509,7 +509,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False,
                      RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
                      SPEC_POST: tl.constexpr = False, share=False, board_ptr=None, ipar_ptr=None, fpar_ptr=None,
-                     total_ptr=None, seed=0, pos=0, spec_early=None):
+                     total_ptr=None, seed=0, pos=0, spec_early=None, SPEC_WW: tl.constexpr = 0):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -559,7 +559,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
             spec, m_spec = nucleus_beyond(mm, lse_all, p_top, C_LOG2, KEY64, IS_BF16)
             if spec:
                 post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
-                                spec_early, KEY64)
+                                spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW)
     if skip:
         top = tl.zeros([C], tl.uint64)
         top0 = tl.zeros((), tl.uint64)
@@ -891,13 +891,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
                   SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False,
-                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
+                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
+                  WIDE_PASSES: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
     graph always launches this variant). HELPERS (implies SHARED): n_help programs past the n_rows rows
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
-    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel)."""
+    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel).
+    WIDE_PASSES: a 16-bit top-p search may start with a wide pass (kernels/long_rows.py, WIDE_BITS) in
+    launches cut into more than 16 chunks (shared_sets.chunk_words); the launcher leaves it off for 1-row
+    batches, whose bounded rows it cost 0.6 µs (runs 198, 200: the larger stage 2)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED; the programs past the rows only help
@@ -910,7 +914,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                   bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2,
-                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
+                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL, WIDE_PASSES)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
@@ -924,7 +928,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS,
-                    REFILL_CALL=REFILL_CALL)
+                    REFILL_CALL=REFILL_CALL, WIDE_PASSES=WIDE_PASSES)
 
 
 @triton.jit
@@ -932,17 +936,17 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-          MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
+          MAX_BIAS: tl.constexpr, PDL: tl.constexpr, WIDE_PASSES: tl.constexpr):
     """A helper program (no row of its own) of a launch that shares passes: the rows' passes only."""
     wait_for_previous(PDL)
     no = row < 0
     zero = tl.zeros((), tl.int64)
     _d, _lf, _t = shared_long_set(
-        row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no,
+        row, n_rows, n_help, claim, no, no, no, 0.0 + zero, 0.0 + zero, 0.0 + zero, zero, zero, zero, no, zero, no,
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
-        IS_BF16, HAS_MASK, MAX_BIAS, no)
+        IS_BF16, HAS_MASK, MAX_BIAS, no, WIDE_PASSES=WIDE_PASSES)
 
 
 @triton.jit
@@ -961,7 +965,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                 EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
                 SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False,
-                REFILL_CALL: tl.constexpr = False):
+                REFILL_CALL: tl.constexpr = False, WIDE_PASSES: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
@@ -988,7 +992,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
         SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
         fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
-        spec_early=~need_lf)
+        spec_early=~need_lf, SPEC_WW=WIDE if WIDE_PASSES and (CHUNKS_LOG2 > COPIES_UP_TO_LOG2) and not KEY64 else 0)
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
@@ -1016,13 +1020,14 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             # The passes of long rows, this one's and others' (kernels/shared_sets.py).
             top_p = tl.load(top_p_ptr + slot)
             p_lo, p_shift, p_clamped = nucleus_start(search_p, m0, w_lo, top_p, thr, hi_key, V, KEY64, IS_BF16)
+            p_klo, p_kok = nucleus_low_key(m0, w_lo, top_p, thr, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, claim, long_set, search_k, search_p, thr, m0, top_p,
-                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr,
+                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr,
                 stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                need_lf, spec, m_spec)
+                need_lf, spec, m_spec, WIDE_PASSES=WIDE_PASSES)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

@@ -59,8 +59,8 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, chunk_pass, chunk_sums, nucleus_after_top_k, search_step,
-                        value_key)
+from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
+                        nucleus_low_key, search_step, value_key, wide_step, wide_window)
 from .tile import token_values
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
@@ -69,14 +69,15 @@ GREEDY = tl.constexpr(_bits.GREEDY)
 BOARD_W = tl.constexpr(64)   # int32 words per row: state (+ the posted pass's taken count), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
 # The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
-# pass's DIGITS integer sums, the draw's best (_best_word) at BEST_AT and its mass at MASS_AT. The owner sets
-# them before each post, once every chunk of the pass before is done (no chunk then writes them).
-BEST_AT = tl.constexpr(DIGITS.value)
-MASS_AT = tl.constexpr(DIGITS.value + 1)
-TOTAL_W = tl.constexpr(DIGITS.value + 8)
+# pass's DIGITS integer sums (WIDE for a wide pass), the draw's best (_best_word) at BEST_AT and its mass at
+# MASS_AT. The owner sets them before each post, once every chunk of the pass before is done (no chunk then
+# writes them).
+BEST_AT = tl.constexpr(WIDE.value)
+MASS_AT = tl.constexpr(WIDE.value + 1)
+TOTAL_W = tl.constexpr(WIDE.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
-# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early), fp32 (thr,
-# m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
+# Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early, wide,
+# the wide window's w_lo and T), fp32 (thr, m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
 # helper, where reading them from the slot table took three dependent ones.
 PARAMS_W = tl.constexpr(16)
 # Copies of the search's words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8) per program:
@@ -88,14 +89,22 @@ PARAMS_W = tl.constexpr(16)
 # up the copies cost more than they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
 COPIES_UP_TO_LOG2 = tl.constexpr(4)
+# The launches without copies (cut into more than 2**COPIES_UP_TO_LOG2 chunks: up to 16 rows) give each chunk
+# WIDE words, so that a 16-bit top-p cut's first pass may be wide (long_rows.WIDE_BITS): one search pass
+# where two took ~10 µs each. 2 MiB of scratch per row at 128 chunks; larger batches keep DIGITS words a chunk.
+
+
+def chunk_words(chunks: int) -> int:
+    """Each chunk's own words in the hist scratch (shared_long_set's CH_W)."""
+    return DIGITS.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else WIDE.value
 
 
 def hist_words(rows: int, programs: int, chunks: int) -> int:
     """The hist scratch's int64 words for a launch of `rows` rows and `programs` stage-2 programs, its
-    passes cut into `chunks` chunks: each chunk's DIGITS words, then each program's copies where the
-    launch takes them (shared_long_set's HC)."""
+    passes cut into `chunks` chunks: each chunk's words (chunk_words), then each program's copies where
+    the launch takes them (shared_long_set's HC)."""
     copies = HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 0
-    return (rows * chunks + programs * copies) * DIGITS.value
+    return rows * chunks * chunk_words(chunks) + programs * copies * DIGITS.value
 
 
 # Row states (0: not used by this launch yet; a fresh board is zero).
@@ -162,13 +171,14 @@ def announce(board_ptr, row):
 
 @triton.jit
 def _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, by_count, final, clamped, who,
-          thr, m, f_hi_k, target_k, f_hi, target, early):
+          thr, m, f_hi_k, target_k, f_hi, target, early, wide, w_lo, w_t):
     """Post pass i of the row: its parameters, then (released after them) the state word."""
     j = tl.arange(0, PARAMS_W)
     iv = tl.where(j == 0, lo_k, tl.where(j == 1, lo, tl.where(j == 2, s_lo, tl.where(j == 3, shift, 0))))
     iv = tl.where(j == 4, by_count.to(tl.int64), tl.where(j == 5, final.to(tl.int64), iv))
     iv = tl.where((j >= 6) & (j < 10), who, iv)   # (slot, flags, seed, position) in lanes 6..9
     iv = tl.where(j == 10, clamped.to(tl.int64), tl.where(j == 11, early.to(tl.int64), iv))
+    iv = tl.where(j == 12, wide.to(tl.int64), tl.where(j == 13, w_lo, tl.where(j == 14, w_t, iv)))
     fv = tl.where(j == 0, thr, tl.where(j == 1, m, tl.where(j == 2, f_hi_k, tl.where(j == 3, target_k, 0.0))))
     fv = tl.where(j == 4, f_hi, tl.where(j == 5, target, fv))
     tl.store(ipar_ptr + row * PARAMS_W + j, iv)
@@ -204,7 +214,8 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, copies_ptr,
                SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, HC: tl.constexpr):
+               HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, HC: tl.constexpr, CH_W: tl.constexpr,
+               WW: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
     sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
     fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
@@ -220,7 +231,8 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     thr, m, f_hi_k, target_k, f_hi, target = _get(fv, 0), _get(fv, 1), _get(fv, 2), _get(fv, 3), _get(fv, 4), \
         _get(fv, 5)
     final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0
-    jd = tl.arange(0, DIGITS)
+    wide, w_lo, w_t = _get(iv, 12) != 0, _get(iv, 13), _get(iv, 14)
+    jd = tl.arange(0, DIGITS if WW == 0 else WW)
     c = wc
     while c < wc + wn:
         # The weight tied at each cut's key in the chunks before this one (only once the cut is set).
@@ -228,7 +240,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         tied_p = tl.load(tb_ptr + (wr * 2 + 1) * NCH + c, volatile=True)
         tied_k = tl.where(lo_k >= 0, tied_k, 0)
         tied_p = tl.where(lo >= 0, tied_p, 0)
-        words_c = hist_ptr + (wr * NCH + c) * DIGITS
+        words_c = hist_ptr + (wr * NCH + c) * CH_W
         adds_c = words_c
         if HC > 1:
             adds_c = copies_ptr        # the program's copies (HIST_COPIES)
@@ -237,7 +249,8 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                          temp_ptr, thr, m, lo_k, f_hi_k, target_k, tied_k, lo, f_hi, target, tied_p, final,
                          s_lo, shift, by_count, clamped, seed, pos, 0, -1, False, 0.0, None, None, 0,
                          (c * n_sub // nch).to(tl.int32), ((c + 1) * n_sub // nch).to(tl.int32),
-                         adds_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HC)
+                         adds_c, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, early=early, COPIES=HC, wide=wide,
+                         w_lo=w_lo, w_t=w_t, WIDE_W=WW)
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final | early:
@@ -245,7 +258,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         if final:
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
-            h = chunk_sums(adds_c, HC)
+            h = chunk_sums(adds_c, HC, WW, wide)
             tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
             if HC > 1:
                 # The chunk's sums in its words, where the owner reads the weight tied at a cut's key; every
@@ -303,6 +316,8 @@ def _open(board_ptr, total_ptr, row):
     first post), the pass's sums zero, the draw's best at its lowest."""
     z = tl.arange(0, BOARD_W)
     tl.store(board_ptr + row * BOARD_W + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
+    # Words DIGITS..WIDE (a wide pass's) are zero already: zero when allocated, and zeroed by the owner
+    # after every wide pass (shared_long_set), so that no launch pays for zeroing 2048 words on its chain.
     tl.store(total_ptr + row * TOTAL_W + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
     tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
     tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
@@ -310,13 +325,16 @@ def _open(board_ptr, total_ptr, row):
 
 @triton.jit
 def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flags, seed, pos, early,
-                    KEY64: tl.constexpr):
+                    KEY64: tl.constexpr, lse_all, top_p, V, IS_BF16: tl.constexpr, WW: tl.constexpr):
     """Post, before the row's candidates are known, the first search pass of a nucleus over every key
     (by mass relative to exp(m), no other cut): the pass a long nucleus without top-k or min-p starts
     with when its candidates do not narrow it. Helpers run it while the row's program merges its
     candidates; shared_long_set (spec) takes it as its first pass if the row turns out long with this m,
     and otherwise lets it run out. The same integer sums as the pass it stands for: the same result.
-    early: it draws early too (shared_long_set's `drew` for such a row)."""
+    early: it draws early too (shared_long_set's `drew` for such a row). WW > 0 (a launch with wide
+    passes): the pass is wide, over the window from the bound below that the full normalizer lse_all
+    gives (long_rows.nucleus_low_key, as sample._cut_bounds gives it the candidates) up to m's key;
+    shared_long_set reads that window back from the pass's parameters."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     who = _who(slot, flags, seed, pos)
     _open(board_ptr, total_ptr, row)
@@ -324,24 +342,34 @@ def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flag
     false = row < 0
     zero = tl.full((), 0.0, tl.float32)
     inf = tl.full((), float("inf"), tl.float32)
+    wide = false
+    w_lo = no + 1
+    w_t = no + 1
+    if WW > 0:
+        k_lo, wide = nucleus_low_key(m, tl.exp(lse_all - m), top_p, float("-inf"), V, KEY64, IS_BF16)
+        hi, _bits = value_key(m, KEY64, IS_BF16)
+        w_lo, w_t = wide_window(k_lo, hi.to(tl.int64), WW)
     _post(board_ptr, ipar_ptr, fpar_ptr, row, 0, no, no, no + 1, no + 1 + (KEY_BITS - DIGIT_BITS), false, false, false,
-          who, tl.full((), float("-inf"), tl.float32), m, zero, inf, zero, inf, early)
+          who, tl.full((), float("-inf"), tl.float32), m, zero, inf, zero, inf, early, wide, w_lo, w_t)
 
 
 @triton.jit
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
-                    p_shift, p_clamped, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
+                    p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
                     mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                     bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf, spec=False, m_spec=0.0):
+                    need_lf, spec=False, m_spec=0.0, WIDE_PASSES: tl.constexpr = True):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
     (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p cut's search starts
     (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
-    being the range's top: long_rows.nucleus_after_top_k). Returns the set's draw on the sampling
+    being the range's top: long_rows.nucleus_after_top_k). (p_klo, p_kok): the key below which the cut
+    cannot lie, and whether it bounds (long_rows.nucleus_low_key): where the launch has wide passes
+    (CH_W), a top-p search that the candidates do not narrow to one pass and that was not posted before
+    them starts with a wide pass over p_klo .. hi_key + 1 (long_rows.wide_window). Returns the set's draw on the sampling
     stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
     only for a long row. spec, m_spec: whether the row's program posted post_first_pass, with which m.
 
@@ -353,8 +381,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_words
+    CH_W: tl.constexpr = DIGITS if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else WIDE     # chunk_words
+    WW: tl.constexpr = WIDE if WIDE_PASSES and (CH_W == WIDE) and not KEY64 else 0  # wide passes' words
     # This program's copies of the search's words (HC > 1): after every chunk's own words.
-    copies_ptr = hist_ptr + n_share * NCH * DIGITS + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
+    copies_ptr = hist_ptr + n_share * NCH * CH_W + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
     n_sub = tl.cdiv(V, 2 ** SUB_LOG2)
     nch = tl.minimum(n_sub, NCH)
@@ -399,10 +429,23 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         s_lo = tl.full((), 0, tl.int64)
         shift = tl.full((), KEY_BITS - DIGIT_BITS, tl.int64)
         clamped = phase < 0
+    # Whether the row's next post is a wide first top-p pass (over the window w_lo, w_t): not where the
+    # candidates narrow the search to one pass (p_clamped) or a pass posted before them is taken as the first.
+    wide = phase < 0                              # false
+    w_lo = tl.zeros((), tl.int64)
+    w_t = tl.zeros((), tl.int64)
+    if WW > 0:
+        wide = (phase == 1) & ~p_clamped & p_kok & ~(spec & ~discard)
+        if wide:
+            w_lo, w_t = wide_window(p_klo, hi_key, WW)
+        if spec & ~discard:
+            # The pass posted before the candidates is the first: wide as post_first_pass made it.
+            sv = tl.load(ipar_ptr + row * PARAMS_W + tl.arange(0, PARAMS_W), volatile=True)
+            wide, w_lo, w_t = _get(sv, 12) != 0, _get(sv, 13), _get(sv, 14)
     if (phase < 3) & ~spec:
         _open(board_ptr, total_ptr, row)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
-              thr, m, f_hi_k, target_k, f_hi, target, drew)
+              thr, m, f_hi_k, target_k, f_hi, target, drew, wide, w_lo, w_t)
     elif (phase == 3) & (row < n_share):
         tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence
     # Whether this program has seen a row running: a helper that has not looks at the board up to
@@ -442,15 +485,38 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     by_count = phase == 0
                     # The pass's sums, which its chunks folded into the row's words; zeroed for the next
                     # pass (the same threads' loads came first; the post releases the stores).
-                    total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
-                    tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
                     done = discard & ~discard     # false
                     jj = tl.zeros((), tl.int32)
-                    if ~discard:
-                        s_lo, shift, s_target, s_f_hi, jj, done = search_step(
-                            total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
-                        p += 1
-                        clamped = phase < 0
+                    was_wide = wide & ~discard    # a discarded pass posted before the candidates was not
+                    if WW > 0:
+                        jw = tl.arange(0, WW)
+                        if was_wide:
+                            total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
+                            if drew:
+                                # The early draw's token and key, loaded while the step below runs (a wide
+                                # pass is the search's first).
+                                e_tok, e_key = _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V,
+                                                            mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                                                            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                                                            bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK,
+                                                            MAX_BIAS)
+                                e_have = drew
+                            s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)
+                            p += 1
+                            clamped = phase < 0
+                            wide = phase < 0
+                        elif discard:
+                            # A pass posted before the candidates may have been wide: its words back to zero.
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
+                    if ~was_wide:
+                        total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
+                        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
+                        if ~discard:
+                            s_lo, shift, s_target, s_f_hi, jj, done = search_step(
+                                total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
+                            p += 1
+                            clamped = phase < 0
                     discard = discard & ~discard
                     if done:
                         cut = phase
@@ -465,7 +531,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         # The cut is set: the weight tied at its key before each chunk, for later passes; none
                         # follows where the early draw (already read) holds.
                         if ~((phase == 2) & e_have & _early_holds(e_key, lo_k, lo)):
-                            tied = tl.load(hist_ptr + (row * NCH + cc) * DIGITS + jj, mask=cc < nch, other=0,
+                            tied = tl.load(hist_ptr + (row * NCH + cc) * CH_W + jj, mask=cc < nch, other=0,
                                            volatile=True)
                             tl.store(tb_ptr + (row * 2 + cut) * NCH + cc, tl.cumsum(tied, 0) - tied, mask=cc < nch)
                         p = 0
@@ -491,7 +557,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
                     if phase < 3:
                         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
-                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0)
+                              clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, wide, w_lo, w_t)
                         all_taken = phase > 3
                     if drew & ~e_have & (phase < 2):
                         # The first pass is done and the search goes on: the early draw's token and key while
@@ -542,5 +608,5 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                        words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                        temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, copies_ptr, SUB_LOG2,
-                       CHUNKS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, HC)
+                       CHUNKS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, HC, CH_W, WW)
     return drawn, log_final, target

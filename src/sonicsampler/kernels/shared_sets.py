@@ -77,8 +77,9 @@ MASS_AT = tl.constexpr(WIDE.value + 1)
 TOTAL_W = tl.constexpr(WIDE.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
 # Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early, wide,
-# the wide window's w_lo and T), fp32 (thr, m, the cuts' masses). The row's slot, bits, seed and position travel with the pass: one round of loads for a
-# helper, where reading them from the slot table took three dependent ones.
+# the wide window's w_lo and T), fp32 (thr, m, the cuts' masses). The row's slot, bits, seed and position
+# travel with the pass: one round of loads for a helper, where reading them from the slot table took three
+# dependent ones.
 PARAMS_W = tl.constexpr(16)
 # Copies of the search's words (long_rows.chunk_pass COPIES: one per warp of stage 2's 8) per program:
 # HIST_COPIES * DIGITS words each, after the chunks' own DIGITS words in the hist scratch (hist_words).
@@ -355,23 +356,24 @@ def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flag
 
 @triton.jit
 def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, thr, m, top_p, k, p_lo,
-                    p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V, mask_ptr,
-                    mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                    bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
+                    p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr, stride_row, V,
+                    mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                    bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf, spec=False, m_spec=0.0, WIDE_PASSES: tl.constexpr = True):
+                    need_lf, spec=False, m_spec=0.0, WIDE_PASSES: tl.constexpr = False):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
     (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p cut's search starts
     (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
     being the range's top: long_rows.nucleus_after_top_k). (p_klo, p_kok): the key below which the cut
-    cannot lie, and whether it bounds (long_rows.nucleus_low_key): where the launch has wide passes
-    (CH_W), a top-p search that the candidates do not narrow to one pass and that was not posted before
-    them starts with a wide pass over p_klo .. hi_key + 1 (long_rows.wide_window). Returns the set's draw on the sampling
-    stream, its log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful
-    only for a long row. spec, m_spec: whether the row's program posted post_first_pass, with which m.
+    cannot lie, and whether it bounds (long_rows.nucleus_low_key). WIDE_PASSES, in a launch cut into
+    more than 2**COPIES_UP_TO_LOG2 chunks (chunk_words): a 16-bit top-p search that the candidates do
+    not narrow to one pass, and that was not posted before them, starts with a wide pass over p_klo ..
+    hi_key + 1 (long_rows.wide_window). Returns the set's draw on the sampling stream, its
+    log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a long
+    row. spec, m_spec: whether the row's program posted post_first_pass, with which m.
 
     A row that draws and does not need the log-normalizer (need_lf false: no processed
     log-probabilities, no draft distribution) has its first search pass draw too (chunk_pass

@@ -71,8 +71,8 @@ DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
 # which is at least 1 (its best token).
 FIX = tl.constexpr(2.0 ** 39)
 INV_FIX = tl.constexpr(2.0 ** -39)
-# A wide pass (the sampler's shared passes in launches cut into many chunks, shared_sets.WIDE_UP_FROM_LOG2)
-# sums 2**WIDE_BITS intervals of one key each at once, over a window of the 16-bit keys in which the
+# A wide pass (the sampler's shared passes in launches of 2-16 rows, cut into 128 chunks: shared_sets.chunk_words,
+# sample.WIDE_PASSES) sums 2**WIDE_BITS intervals of one key each at once, over a window of the 16-bit keys in which the
 # candidates bound a top-p cut (wide_window), with one interval for the magnitudes nearest zero: there
 # bf16 keys are densest (every octave down to 2**-133 has its 128 keys) and weigh alike. A nucleus on
 # values that straddle zero spans tens of thousands of keys (two passes of 8-bit digits), but the
@@ -392,8 +392,7 @@ def wide_interval(key, w_lo, T, W: tl.constexpr):
 def wide_window(k_lo, hi_key, W: tl.constexpr):
     """The window of a wide pass over the keys k_lo .. hi_key + 1 (those a top-p cut's bounds leave,
     nucleus_start): (w_lo, T), T the least lump threshold whose codes of those keys fit the W - 2
-    intervals between the one below and the one above (a binary search over T; 0 where the keys fit
-    as they are)."""
+    intervals between the one below and the one above (0 where the keys fit as they are)."""
     a = k_lo.to(tl.int32) - 0x8000
     b = hi_key.to(tl.int32) + 1 - 0x8000
     # The span of codes is piecewise linear in T (slope 0, -1 or -2), dropping where T passes a bound's

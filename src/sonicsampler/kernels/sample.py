@@ -1023,8 +1023,9 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
             p_klo, p_kok = nucleus_low_key(m0, w_lo, top_p, thr, V, KEY64, IS_BF16)
             drawn, lf, target = shared_long_set(
                 row, n_rows, n_help, claim, long_set, search_k, search_p, thr, m0, top_p,
-                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos, logits_ptr,
-                stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                tl.load(top_k_ptr + slot), p_lo, p_shift, p_clamped, p_klo, p_kok, hi_key, slot, flags, seed, pos,
+                logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
                 need_lf, spec, m_spec, WIDE_PASSES=WIDE_PASSES)

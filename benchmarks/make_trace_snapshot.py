@@ -61,9 +61,8 @@ EDITS = {
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],
     "kernels/sample.py": [
-        ("from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set",
-         "from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set,"
-         " mark"),
+        ("from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, wide_words",
+         "from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, wide_words, mark"),
         ("    row = tl.program_id(0).to(tl.int64)\n    helper = False\n",
          "    row = tl.program_id(0).to(tl.int64)\n    mark(hist_ptr, 0)\n"
          "    tl.store(hist_ptr + 2 ** 23 + row * 128 + 6, tl.inline_asm_elementwise(\"mov.u32 $0, %smid;\", \"=r\", [],"

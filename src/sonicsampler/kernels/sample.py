@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_low_key, nucleus_start, set_head
-from .shared_sets import COPIES_UP_TO_LOG2, WIDE, announce, batch_may_exceed, post_first_pass, shared_long_set
+from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, wide_words
 from .tile import load_tile, processed_tile, tile_keys, token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -992,7 +992,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
         SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
         fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
-        spec_early=~need_lf, SPEC_WW=WIDE if WIDE_PASSES and (CHUNKS_LOG2 > COPIES_UP_TO_LOG2) and not KEY64 else 0)
+        spec_early=~need_lf, SPEC_WW=wide_words(CHUNKS_LOG2, KEY64, WIDE_PASSES))
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.

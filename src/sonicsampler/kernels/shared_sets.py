@@ -95,17 +95,34 @@ COPIES_UP_TO_LOG2 = tl.constexpr(4)
 # where two took ~10 µs each. 2 MiB of scratch per row at 128 chunks; larger batches keep DIGITS words a chunk.
 
 
-def chunk_words(chunks: int) -> int:
-    """Each chunk's own words in the hist scratch (shared_long_set's CH_W)."""
-    return DIGITS.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else WIDE.value
+# The three rules below are the one source of a launch's hist layout, for the launcher (hist_words) and the
+# kernels (shared_long_set, sample._sample_row) alike.
+@triton.constexpr_function
+def hist_copies(chunks_log2):
+    """Copies of the search's words per program in a launch whose passes have 2**chunks_log2 chunks."""
+    return HIST_COPIES.value if chunks_log2 <= COPIES_UP_TO_LOG2.value else 1
+
+
+@triton.constexpr_function
+def chunk_words(chunks_log2):
+    """Each chunk's own words in the hist scratch."""
+    return DIGITS.value if chunks_log2 <= COPIES_UP_TO_LOG2.value else WIDE.value
+
+
+@triton.constexpr_function
+def wide_words(chunks_log2, key64, wide_passes):
+    """A wide pass's words (0: the launch has none): WIDE_PASSES launches of 16-bit rows whose chunks have
+    WIDE words."""
+    return WIDE.value if wide_passes and not key64 and chunk_words(chunks_log2) == WIDE.value else 0
 
 
 def hist_words(rows: int, programs: int, chunks: int) -> int:
     """The hist scratch's int64 words for a launch of `rows` rows and `programs` stage-2 programs, its
-    passes cut into `chunks` chunks: each chunk's words (chunk_words), then each program's copies where
-    the launch takes them (shared_long_set's HC)."""
-    copies = HIST_COPIES.value if chunks <= 2 ** COPIES_UP_TO_LOG2.value else 0
-    return rows * chunks * chunk_words(chunks) + programs * copies * DIGITS.value
+    passes cut into `chunks` chunks (a power of two): each chunk's words (chunk_words), then each
+    program's copies where the launch takes them (hist_copies)."""
+    lg = chunks.bit_length() - 1
+    copies = hist_copies(lg)
+    return rows * chunks * chunk_words(lg) + programs * (copies if copies > 1 else 0) * DIGITS.value
 
 
 # Row states (0: not used by this launch yet; a fresh board is zero).
@@ -382,9 +399,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     NaN."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    HC: tl.constexpr = HIST_COPIES if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else 1   # hist_words
-    CH_W: tl.constexpr = DIGITS if CHUNKS_LOG2 <= COPIES_UP_TO_LOG2 else WIDE     # chunk_words
-    WW: tl.constexpr = WIDE if WIDE_PASSES and (CH_W == WIDE) and not KEY64 else 0  # wide passes' words
+    HC: tl.constexpr = hist_copies(CHUNKS_LOG2)
+    CH_W: tl.constexpr = chunk_words(CHUNKS_LOG2)
+    WW: tl.constexpr = wide_words(CHUNKS_LOG2, KEY64, WIDE_PASSES)
     # This program's copies of the search's words (HC > 1): after every chunk's own words.
     copies_ptr = hist_ptr + n_share * NCH * CH_W + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2

@@ -3,7 +3,7 @@ benchmarks/trace_long_passes.py reads (its docstring lists them). The stamps go 
 128 (int64), so the snapshot's sampler allocates "hist" that large. Not for the tree: the stamps cost
 registers and stores. Fails loudly where an anchor it edits at has changed.
 
-    python benchmarks/make_trace_snapshot.py .ab/trace     # then carry .ab/trace on the device call
+    python benchmarks/make_trace_snapshot.py .ab/trace [.ab/variant/src]   # then carry .ab/trace on the device call
 """
 import shutil
 import sys
@@ -57,6 +57,14 @@ EDITS = {
         ("    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n",
          "    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n"
          "    mark_first(hist_ptr, 110 + wi)\n"),
+        # Inside a program's first chunk: 7 after chunk_pass (its loads, zeroing and atomics issued), 8 after
+        # chunk_sums (the read-back), 9 after the fold's atomics are issued (before the release).
+        ("                         w_lo=w_lo, w_t=w_t, WIDE_W=WW)\n",
+         "                         w_lo=w_lo, w_t=w_t, WIDE_W=WW)\n        mark_first(hist_ptr, 7)\n"),
+        ("            h = chunk_sums(adds_c, HC, WW, wide)\n",
+         "            h = chunk_sums(adds_c, HC, WW, wide)\n            mark_first(hist_ptr, 8)\n"),
+        ("        c += 1\n    tl.debug_barrier()\n",
+         "        c += 1\n    mark_first(hist_ptr, 9)\n    tl.debug_barrier()\n"),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],
@@ -84,11 +92,11 @@ EDITS = {
 }
 
 
-def main(dest):
+def main(dest, src=ROOT / "src"):
     dest = Path(dest) / "src"
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(ROOT / "src", dest, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name, edits in EDITS.items():
         p = dest / "sonicsampler" / name
         s = p.read_text()
@@ -101,4 +109,4 @@ def main(dest):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])   # [src]: another tree's src (an A/B variant's) instead of this one's

@@ -2,7 +2,8 @@
 %globaltimer stamps that the diagnostic snapshot `.ab/trace/src` writes (run it with that snapshot
 first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at hist + 2**23 + pid * 128:
 0 entry, 1 after the PDL wait, 2 after the row's candidates (rows), 3 / 4 entering / leaving the shared
-passes, 5 the end (rows), 6 its SM; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
+passes, 5 the end (rows), 6 its SM; in its first chunk, 7 after chunk_pass, 8 after the read-back of a search
+pass's sums, 9 after the fold's atomics are issued; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
 in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
 110 + i its first chunk's parameters loaded.
@@ -83,6 +84,13 @@ def describe(name, tr, n_rows, lines):
                              f"parameters loaded {p_us.min():.2f} / med {p_us.median():.2f} / {p_us.max():.2f}")
         else:
             lines.append(f"pass {i}: post {f(post)}; no chunk stamped; owner sees done {f(red)}")
+    # Inside the programs' first chunks (any pass), µs after the chunk's start (50 + its pass, the first).
+    st = tr[:progs, 50]
+    for slot, what in ((7, "chunk_pass"), (8, "read-back"), (9, "fold issued"), (70, "done released")):
+        ok = (st > 0) & (tr[:progs, slot] > 0)
+        if ok.any():
+            d = _us(tr[:progs, slot][ok], st[ok])
+            lines.append(f"   first chunk, start -> {what}: med {d.median():.2f} max {d.max():.2f} ({int(ok.sum())} programs)")
     # helpers' exits
     ex = tr[:progs, 4]
     if (ex > 0).any():

@@ -844,7 +844,8 @@ def final_passes(logits, params, positions):
 
 
 @triton.jit
-def _no_speculation(mm, lse_all, top_p, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+def _no_speculation(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                    C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     return lse_all < float("-inf"), tl.full((), 0.0, tl.float32)
 
 
@@ -928,11 +929,13 @@ def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, 
     wide pass sets its cut in 1. Row 1, logits on a grid of 1/4 whose cut lies at 0.0 by construction
     (top_p puts the target halfway through the tokens tied at 0): the wide pass finds the cut in the
     lump around zero, and the search starts over from every key (1 + 2 passes). With a window that
-    does not hold (above every key), both rows start over. Row 0's stage-1 statistics show it beyond
-    the bound, so with speculation on ("speculated") its first pass is posted before the candidates
-    (shared_sets.post_first_pass), wide too, over the window that the full normalizer and the row's
-    maximum bound; breaking that window alone (shared_sets' nucleus_low_key) shows that this pass is
-    the one taken; discarding it (shared_sets.FORCE_DISCARD) costs one pass more. Each row
+    does not hold (above every key), both rows start over. Both rows are nuclei that stage 2 shows
+    beyond the bound before merging their candidates (row 0 from its statistics, row 1 from its emitted
+    candidates: sample.nucleus_beyond), so with speculation on ("speculated") their first pass is
+    posted before the candidates (shared_sets.post_first_pass), wide too, over the window that the full
+    normalizer and the row's maximum bound; breaking that window alone (shared_sets' nucleus_low_key)
+    shows that this pass is the one taken; discarding it (shared_sets.FORCE_DISCARD) costs one pass
+    more. Each row
     also takes the final pass (processed log-probabilities). Tokens and log-probabilities equal the
     reference's and, bitwise, those of the 4-chunk launch, whatever the path of the search (integer
     sums), in a second launch too (a wide pass's words in the row's totals are left zero for it)."""
@@ -970,8 +973,8 @@ def test_wide_first_passes_set_nuclei_on_values_around_zero_in_one_pass(window, 
     assert torch.equal(outs[0].tokens, outs[1].tokens) and torch.equal(outs[0].logprob, outs[1].logprob)
     assert torch.equal(outs[0].top_logprobs, outs[1].top_logprobs)
     extra = int(window == "speculated_discarded")
-    assert passes[1] == [3 + extra, 3]
-    assert passes[0] == ([4, 4] if window.endswith("broken") else [2 + extra, 4])
+    assert passes[1] == [3 + extra, 3 + extra]
+    assert passes[0] == ([4, 4] if window.endswith("broken") else [2 + extra, 4 + extra])
 
 
 @pytest.mark.parametrize("discard", [False, True])
@@ -994,6 +997,43 @@ def test_nuclei_beyond_the_bound_start_their_search_before_the_candidates(discar
     monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
     plain, passes = _passes_taken(logits, params)
     assert passes == [1, 4, 1, 2, 4, 4]
+    assert torch.equal(out.tokens, plain.tokens) and torch.equal(out.logprob, plain.logprob)
+    assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
+
+
+def test_nuclei_whose_emitted_candidates_weigh_less_than_top_p_start_their_search_before_them(monkeypatch):
+    """A nucleus whose best token alone weighs more than top_p / C, so that stage 1's statistics cannot
+    show it beyond the bound, but whose tiles' emitted candidates (3 tiles x 32 here) weigh less than
+    top_p: one token far above a flat tail (row 0; sample.nucleus_beyond's second bound). Its first
+    search pass is posted before its candidates are merged, which FORCE_DISCARD makes visible as one
+    pass more than without speculation. Never posted: a nucleus that fits the bound (row 1: its best C
+    tokens reach top_p; its passes stay 0 under FORCE_DISCARD), nor one beyond it whose emitted
+    candidates reach top_p (row 3: the bound is not met, the search runs after the candidates). Row 2's
+    best token weighs little enough for the statistics to decide (the first bound). Outputs equal the
+    reference and, bitwise, the launch without speculation."""
+    gen = torch.Generator().manual_seed(91)
+    logits = 0.3 * torch.randn(4, V, generator=gen)
+    logits[0, 17] = 4.0
+    logits[1] = 8 * logits[1]
+    logits[3] = logits[1]
+    logits = logits.to(torch.bfloat16)
+    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=11, logprobs=2),
+              SamplingParams(temperature=1.0, top_p=0.5, seed=12, logprobs=2, logprobs_mode="raw"),
+              SamplingParams(temperature=1.0, top_p=0.95, seed=13, logprobs=2),
+              SamplingParams(temperature=1.0, top_p=0.95, seed=14, logprobs=2)]
+    best = torch.softmax(logits.double(), -1).sort(-1, descending=True).values
+    emitted = 3 * 32                                                      # V / BLOCK tiles x 32 candidates
+    assert BOUND * best[0, 0] >= 0.9 and best[0, :emitted].sum() < 0.8     # only the second bound decides row 0
+    assert best[1, :BOUND].sum() >= 0.5                                    # row 1 fits the bound
+    assert BOUND * best[2, 0] < 0.95                                       # the first bound decides row 2
+    assert best[3, :BOUND].sum() < 0.95 <= best[3, :emitted].sum()         # row 3: beyond, the bound not met
+    out, passes = _passes_taken(logits, params)
+    monkeypatch.setattr(shared_sets, "FORCE_DISCARD", tl.constexpr(True))
+    _o, passes_discarded = _passes_taken(logits, params)
+    monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
+    plain, passes_plain = _passes_taken(logits, params)
+    assert passes_plain[1] == 0 and min(passes_plain[0], passes_plain[2], passes_plain[3]) > 0
+    assert passes_discarded == [passes_plain[0] + 1, 0, passes_plain[2] + 1, passes_plain[3]]
     assert torch.equal(out.tokens, plain.tokens) and torch.equal(out.logprob, plain.logprob)
     assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
 

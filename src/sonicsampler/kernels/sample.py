@@ -333,22 +333,45 @@ def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
 
 
 @triton.jit
-def nucleus_beyond(mm, lse_all, top_p, C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
-    """From stage 1's statistics alone (mm the largest processed value, lse_all the log-normalizer),
-    before the candidates: whether a nucleus (top-p without top-k or min-p) certainly holds more than
-    the C candidates (its best C tokens weigh at most C times the best one's probability, and that is
-    below top_p), and the stabiliser m the candidates will give (the best rank value: mm rounded to the
-    input dtype for 16-bit rows). Such a row's first search pass can then start before its candidates
-    are merged (shared_sets.post_first_pass): ~9 µs of stage 2's chain at 1 row in which helpers would
-    idle (run 175). Decided inside row_distribution, after the reduction it makes of the statistics
-    anyway: run 181 did it before, with its own loads and reductions, and bounded top-p rows paid
-    0.7-0.8 µs for them."""
+def nucleus_beyond(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+                   C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
+    """Before the candidates are merged: whether a nucleus (top-p without top-k or min-p) certainly holds
+    more than the C candidates, i.e. its best C tokens certainly weigh less than top_p, and the
+    stabiliser m the candidates will give (the best rank value: mm, the largest processed value,
+    rounded to the input dtype for 16-bit rows). Such a row's first search pass can then start before
+    its candidates are merged (shared_sets.post_first_pass): ~9 µs of stage 2's chain in which helpers
+    would idle (run 175). Two bounds of the best C tokens' weight (lse_all: the log-normalizer):
+    - from stage 1's statistics alone, C times the best token's probability;
+    - where that is not below top_p, from the tiles' emitted candidates, loaded unmerged: the best C
+      tokens are emitted ones, whose weights sum to at most the emitted candidates' sum, or tokens a tile
+      held back, at most C of them, each at most the largest of the tiles' last emitted values
+      (`lasts`, tile_lasts). A candidate's value is its processed value rounded to 16 bits (or its
+      quotient, RAW_KEYS): it is raised by 2**-6 of its magnitude, two steps of bf16, to bound the value
+      it stands for. A nucleus whose flat tail holds its mass (thousands of tokens at temperature 1.5)
+      has a best token weighing more than top_p / C, but its emitted candidates (608 at V = 151936 at
+      1 row, 1192 at 16) weigh a fraction of top_p.
+    The second bound is kept 2**-10 below top_p, far beyond fp32 rounding of either side's sums: a row
+    posted here must be one that row_distribution finds beyond the bound (only then are its pass's words
+    left as the next launch needs them: shared_sets.py)."""
     if KEY64:
         m = mm
     else:
         m = bits16_to_f32(ranking_bits16(mm, IS_BF16), IS_BF16)
-    beyond = (mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453) & (m > float("-inf")) & (m < float("inf"))
-    return beyond, m
+    finite = (m > float("-inf")) & (m < float("inf"))
+    beyond = mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453
+    if finite & ~beyond:
+        E: tl.constexpr = 2 ** E_LOG2
+        RAISE: tl.constexpr = 2.0 ** -20 if KEY64 else 2.0 ** -6
+        zz = tl.arange(0, 2 ** Z_LOG2)[:, None]
+        ee = tl.arange(0, E)[None, :]
+        keys = tl.load(cand_ptr + (row * Z + zz) * E + ee, mask=zz < Z, other=0)
+        v = row_key_value(keys, KEY64, IS_BF16)
+        w = tl.where((keys >> 32) > NEG_INF_KEY, tl.exp(v + tl.abs(v) * RAISE - lse_all), 0.0)
+        last = tl.max(lasts)
+        v_last = row_key_value(last, KEY64, IS_BF16)
+        w_last = tl.where((last >> 32) > NEG_INF_KEY, tl.exp(v_last + tl.abs(v_last) * RAISE - lse_all), 0.0)
+        beyond = tl.sum(tl.sum(w, 1), 0) + (2 ** C_LOG2) * w_last < top_p * (1.0 - 2.0 ** -10)
+    return beyond & finite, m
 
 
 @triton.jit
@@ -556,7 +579,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     m_spec = tl.full((), 0.0, tl.float32)
     if SPEC_POST:
         if share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P):
-            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, C_LOG2, KEY64, IS_BF16)
+            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, cand_ptr, row, Z, lasts, Z_LOG2, E_LOG2, C_LOG2,
+                                          KEY64, IS_BF16, NEG_INF_KEY)
             if spec:
                 post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
                                 spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW)

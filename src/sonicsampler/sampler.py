@@ -613,7 +613,7 @@ class Sampler:
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev, zeroed=True),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
-                   "hist": sc.get("hist", shared_sets.hist_words(n, n + (max(0, chunks - n) if shared else 0),
+                   "hist": sc.get("hist", shared_sets.hist_words(n, n + _helpers(n, chunks, shared, dev),
                                                                   chunks), torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
@@ -647,9 +647,7 @@ class Sampler:
                       # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks, but not
                       # for 1-row batches: the larger stage 2 cost their bounded rows 0.6 µs (runs 198, 200)
                       WIDE_PASSES=shared and n > 1)
-        # Programs past the rows that only help with long rows' passes, so that a pass's chunks can run
-        # at once when the batch has fewer rows than chunks (kernels/shared_sets.py).
-        helpers = max(0, chunks - n) if shared else 0
+        helpers = _helpers(n, chunks, shared, dev)
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2, "help": helpers,
@@ -691,6 +689,29 @@ class Sampler:
         self._fill_raw_top((n,), key, (vals, ids, slots_dev, t.flags, t.n_logprobs, t.max_slots, valid, raw_lse,
                                        top_ids, top_lp, n_top, missing),
                            {"TOP_PAD": _pow2_at_least(n_top), "num_warps": 1}, _DYNAMIC_RAW_TOP)
+
+
+def _helpers(n: int, chunks: int, shared: bool, dev) -> int:
+    """Programs past a launch's n rows that only help with long rows' passes (kernels/shared_sets.py), so
+    that a pass's chunks can run at once when the batch has fewer rows than chunks. Enough for every chunk
+    on its own where the GPU holds them all at once (stage 2 runs one program per SM): a pass posted
+    before the candidates (shared_sets.post_first_pass) runs while the rows' programs are busy with
+    their own, and with chunks - n helpers its last n chunks waited for a second round (run 205: at 1
+    row the pass's last chunk started at 15 µs, the others at ~7). Under the interpreter, chunks - n."""
+    if not shared or n >= chunks:
+        return 0
+    if dev.type != "cuda":
+        return chunks - n
+    return max(chunks - n, min(chunks, _sm_count(dev) - n))
+
+
+_SMS: dict = {}
+
+
+def _sm_count(dev) -> int:
+    if dev not in _SMS:
+        _SMS[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
+    return _SMS[dev]
 
 
 def _out_held(out: SampleOutput, n_top: int, draft: bool, plan: dict) -> tuple[tuple, tuple]:

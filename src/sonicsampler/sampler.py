@@ -61,14 +61,15 @@ class Sampler:
     bound (kernels/long_rows.py); by default the smaller of `block` (when given) and LONG_BLOCK.
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py), in batches of more than long_chunks rows;
-    long_chunks_small (default 8 * long_chunks): the chunks in smaller batches, where helper programs
-    past the rows fill the grid up to that many. Every sum of the passes is an integer sum, so no
+    long_chunks_small (default 8 * long_chunks, halved on a GPU until each chunk has a program of its
+    own: _chunks): the chunks in smaller batches, where helper programs past the rows run them. Every sum of the passes is an integer sum, so no
     result depends on either. long_claim: how many of those chunks a program takes at once (0: chosen
     in the kernel, the chunks left in the posted passes shared among the programs); it changes who
     runs which chunk, never a result. On an H100 64 chunks were faster than 16 up to 16 rows and
     slower from 64 rows on, with guided or fixed takes (runs 106-108); once the chunks fold their sums
     into the row's words, 128 were faster than 64 up to 16 rows (run 177: the long nucleus 1 in 16
-    46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16 by default, one per take.
+    46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16 by default, one per take
+    (on an H100, 64 from 2 to 16 rows: _chunks).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
@@ -93,6 +94,7 @@ class Sampler:
         self.long_block = long_block or min(block or LONG_BLOCK, LONG_BLOCK)
         self.long_chunks = long_chunks
         self.long_chunks_small = long_chunks_small or 8 * long_chunks
+        self.fit_chunks = long_chunks_small is None   # the default adapts to the GPU's SMs (_chunks)
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim
@@ -572,6 +574,23 @@ class Sampler:
                             *(self.warps or (cfg.warps1, cfg.warps2)), self.strategy or cfg.strategy,
                             *(self.regs or (cfg.stage1_regs(penalised, verify), cfg.regs2)))
 
+    def _chunks(self, n: int, shared: bool, dev) -> int:
+        """The chunks of each long-row pass in a launch of n rows: long_chunks_small up to long_chunks rows,
+        by default halved on a GPU until every chunk has a program of its own beside the rows' (1 row, or
+        long_chunks rows for batches of 2..long_chunks: one compile for all of them). A pass posted
+        before the candidates (shared_sets.post_first_pass) runs while the rows' programs merge their
+        own, on the helpers alone (_helpers); stage 2 holds one program per SM, so on an H100 (132 SMs)
+        16 rows leave 116: 128 chunks ran their last 12 in a second round, 64 do not (run 206: the long
+        nucleus 1 in 16 at 16 rows 30.4 against 34.0 µs)."""
+        if not (shared and n <= self.long_chunks):
+            return self.long_chunks
+        c = self.long_chunks_small
+        if self.fit_chunks and dev.type == "cuda":
+            free = _sm_count(dev) - (1 if n == 1 else self.long_chunks)
+            while c > self.long_chunks and c > free:
+                c //= 2
+        return c
+
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
               penalised: bool = False, shared: bool = False, verify: bool = False) -> dict:
         """Everything about the two launches that depends on shapes and options only, computed once per
@@ -593,7 +612,7 @@ class Sampler:
         key_dtype = torch.uint64 if key64 else torch.uint32
         # Chunks per long-row pass (only the SHARED variant has passes: the others keep one constexpr, so
         # that the chunk count makes no compile variant of theirs).
-        chunks = self.long_chunks_small if shared and n <= self.long_chunks else self.long_chunks
+        chunks = self._chunks(n, shared, dev)
         sc = self._scratch
         scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
                    "compact": sc.get("compact", n * z * m, key_dtype, dev),
@@ -644,9 +663,9 @@ class Sampler:
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared,
-                      # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks, but not
-                      # for 1-row batches: the larger stage 2 cost their bounded rows 0.6 µs (runs 198, 200)
-                      WIDE_PASSES=shared and n > 1)
+                      # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks: at 1 row
+                      # too since nuclei that the emitted candidates show long post theirs before them (run 207)
+                      WIDE_PASSES=shared)
         helpers = _helpers(n, chunks, shared, dev)
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,

@@ -65,6 +65,16 @@ EDITS = {
          "            h = chunk_sums(adds_c, HC, WW, wide)\n            mark_first(hist_ptr, 8)\n"),
         ("        c += 1\n    tl.debug_barrier()\n",
          "        c += 1\n    mark_first(hist_ptr, 9)\n    tl.debug_barrier()\n"),
+        # The owner after a search pass: 26 after a wide step, 28 after a narrow one, 27 once the early draw holds.
+        ("            s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)\n",
+         "            s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)\n"
+         "                            mark(hist_ptr, 26)\n"),
+        ("                                total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)\n",
+         "                                total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)\n"
+         "                            mark(hist_ptr, 28)\n"),
+        ('                            tl.atomic_xchg(own, DONE, sem="relaxed")\n                        else:\n',
+         '                            tl.atomic_xchg(own, DONE, sem="relaxed")\n                            mark(hist_ptr, 27)\n'
+         '                        else:\n'),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],

@@ -3,7 +3,8 @@
 first on PYTHONPATH; the tree's code has no stamps). Each program stamps, at hist + 2**23 + pid * 128:
 0 entry, 1 after the PDL wait, 2 after the row's candidates (rows), 3 / 4 entering / leaving the shared
 passes, 5 the end (rows), 6 its SM; in its first chunk, 7 after chunk_pass, 8 after the read-back of a search
-pass's sums, 9 after the fold's atomics are issued; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
+pass's sums, 9 after the fold's atomics are issued; the owner's 26 / 28 after its last wide / narrow search
+step, 27 once its early draw holds; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
 in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
 110 + i its first chunk's parameters loaded.
@@ -91,6 +92,10 @@ def describe(name, tr, n_rows, lines):
         if ok.any():
             d = _us(tr[:progs, slot][ok], st[ok])
             lines.append(f"   first chunk, start -> {what}: med {d.median():.2f} max {d.max():.2f} ({int(ok.sum())} programs)")
+    steps = "; ".join(f"{what} {f(own[slot])}" for slot, what in ((26, "wide step done"), (28, "narrow step done"),
+                                                                 (27, "early draw holds")) if own[slot] > 0)
+    if steps:
+        lines.append(f"row 0 after its last pass: {steps}")
     # helpers' exits
     ex = tr[:progs, 4]
     if (ex > 0).any():

@@ -62,14 +62,14 @@ class Sampler:
     long_chunks: the chunks (a power of two) each such pass is cut into, which all of stage 2's
     programs share (kernels/shared_sets.py), in batches of more than long_chunks rows;
     long_chunks_small (default 8 * long_chunks, halved on a GPU until each chunk has a program of its
-    own: _chunks): the chunks in smaller batches, where helper programs past the rows run them. Every sum of the passes is an integer sum, so no
-    result depends on either. long_claim: how many of those chunks a program takes at once (0: chosen
-    in the kernel, the chunks left in the posted passes shared among the programs); it changes who
-    runs which chunk, never a result. On an H100 64 chunks were faster than 16 up to 16 rows and
-    slower from 64 rows on, with guided or fixed takes (runs 106-108); once the chunks fold their sums
-    into the row's words, 128 were faster than 64 up to 16 rows (run 177: the long nucleus 1 in 16
-    46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16 by default, one per take
-    (on an H100, 64 from 2 to 16 rows: _chunks).
+    own: _chunks): the chunks in smaller batches, where helper programs past the rows run them. Every
+    sum of the passes is an integer sum, so no result depends on either. long_claim: how many of those
+    chunks a program takes at once (0: chosen in the kernel, the chunks left in the posted passes shared
+    among the programs); it changes who runs which chunk, never a result. On an H100 64 chunks were
+    faster than 16 up to 16 rows and slower from 64 rows on, with guided or fixed takes (runs 106-108);
+    once the chunks fold their sums into the row's words, 128 were faster than 64 up to 16 rows (run
+    177: the long nucleus 1 in 16 46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16
+    by default, one per take (on an H100, 64 from 2 to 16 rows: _chunks).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,

@@ -866,17 +866,20 @@ def _narrowing_batch():
     return logits, params
 
 
-def _passes_taken(logits, params):
-    """Sample the batch; its outputs and each row's passes (what the board's done counters show)."""
+def _passes_taken(logits, params, **sampler_args):
+    """Sample the batch twice (the same outputs); its outputs and each row's passes (what the board's done
+    counters show)."""
     n = len(params)
-    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4)
+    s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=32, long_chunks=4, **sampler_args)
     for i, p in enumerate(params):
         s.add_request(i, p)
     positions = list(range(10, 10 + n))
     out = s.sample(logits, list(range(n)), positions)
     n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
     assert n_exact == n and n_equal == n
-    board = s._plan(n, torch.bfloat16, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
+    again = s.sample(logits, list(range(n)), positions)
+    assert torch.equal(again.tokens, out.tokens) and torch.equal(again.logprob, out.logprob)
+    board = s._plan(n, logits.dtype, False, 2, False, shared=True)["scratch"]["board"].view(n, -1)
     return out, [int((board[r, shared_sets.DONE_AT.value:] > 0).sum()) for r in range(n)]
 
 
@@ -1001,41 +1004,91 @@ def test_nuclei_beyond_the_bound_start_their_search_before_the_candidates(discar
     assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
 
 
-def test_nuclei_whose_emitted_candidates_weigh_less_than_top_p_start_their_search_before_them(monkeypatch):
+def _second_bound(x, top_p, emit, dtype):
+    """sample.nucleus_beyond's second bound for processed values x (fp32) of one row, relative to top_p:
+    each tile's best `emit` values rounded to dtype, taken halfway to the next value (keys.row_key_ceiling),
+    summed as weights, plus C times the largest tile's last emitted one; and the row's best C tokens'
+    weight, relative to top_p too."""
+    rank = x.to(dtype)
+    up = torch.nextafter(rank, torch.tensor(float("inf"), dtype=dtype)).float()
+    ceil = rank.float() + (up - rank.float()) / 2
+    lse = torch.logsumexp(x.double(), 0)
+    tiles = torch.nn.functional.pad(ceil.double(), (0, -V % BLOCK), value=float("-inf")).view(-1, BLOCK)
+    best = tiles.topk(emit, dim=1).values
+    bound = (best - lse).exp().sum() + BOUND * (best[:, -1].max() - lse).exp()
+    top_c = torch.softmax(x.double(), 0).topk(BOUND).values.sum()
+    return float(bound) / top_p, float(top_c) / top_p
+
+
+@pytest.mark.parametrize("dtype,temperature,emit", [(torch.bfloat16, 1.0, 32), (torch.bfloat16, 0.7, 8),
+                                                    (torch.float16, 0.7, 8)])
+def test_nuclei_whose_emitted_candidates_weigh_less_than_top_p_start_their_search_before_them(
+        dtype, temperature, emit, monkeypatch):
     """A nucleus whose best token alone weighs more than top_p / C, so that stage 1's statistics cannot
-    show it beyond the bound, but whose tiles' emitted candidates (3 tiles x 32 here) weigh less than
-    top_p: one token far above a flat tail (row 0; sample.nucleus_beyond's second bound). Its first
-    search pass is posted before its candidates are merged, which FORCE_DISCARD makes visible as one
-    pass more than without speculation. Never posted: a nucleus that fits the bound (row 1: its best C
-    tokens reach top_p; its passes stay 0 under FORCE_DISCARD), nor one beyond it whose emitted
-    candidates reach top_p (row 3: the bound is not met, the search runs after the candidates). Row 2's
-    best token weighs little enough for the statistics to decide (the first bound). Outputs equal the
-    reference and, bitwise, the launch without speculation."""
+    show it beyond the bound, but whose tiles' emitted candidates weigh less than top_p: one token far
+    above a flat tail (row 0; sample.nucleus_beyond's second bound, emulated here by _second_bound). Its
+    first search pass is posted before its candidates are merged, which FORCE_DISCARD makes visible as
+    one pass more than without speculation. Never posted: a nucleus that fits the bound (row 1: its best
+    C tokens reach top_p; its passes stay 0 under FORCE_DISCARD), nor one beyond it whose bound reaches
+    top_p (row 3: the search runs after the candidates). Row 2's best token weighs little enough for the
+    statistics to decide (the first bound). With 3 tiles of 32 emitted candidates (C = 32), and of 8
+    (then each tile holds back tokens, bounded by the largest last emitted value) at temperature 0.7
+    (tiles emit quotients of raw keys) in bf16 and fp16. Outputs equal the reference and, bitwise, the
+    launch without speculation, twice in a row."""
     gen = torch.Generator().manual_seed(91)
     logits = 0.3 * torch.randn(4, V, generator=gen)
     logits[0, 17] = 4.0
     logits[1] = 8 * logits[1]
     logits[3] = logits[1]
-    logits = logits.to(torch.bfloat16)
-    params = [SamplingParams(temperature=1.0, top_p=0.9, seed=11, logprobs=2),
-              SamplingParams(temperature=1.0, top_p=0.5, seed=12, logprobs=2, logprobs_mode="raw"),
-              SamplingParams(temperature=1.0, top_p=0.95, seed=13, logprobs=2),
-              SamplingParams(temperature=1.0, top_p=0.95, seed=14, logprobs=2)]
-    best = torch.softmax(logits.double(), -1).sort(-1, descending=True).values
-    emitted = 3 * 32                                                      # V / BLOCK tiles x 32 candidates
-    assert BOUND * best[0, 0] >= 0.9 and best[0, :emitted].sum() < 0.8     # only the second bound decides row 0
-    assert best[1, :BOUND].sum() >= 0.5                                    # row 1 fits the bound
-    assert BOUND * best[2, 0] < 0.95                                       # the first bound decides row 2
-    assert best[3, :BOUND].sum() < 0.95 <= best[3, :emitted].sum()         # row 3: beyond, the bound not met
-    out, passes = _passes_taken(logits, params)
+    logits = logits.to(dtype)
+    x = logits.float() / torch.tensor(temperature, dtype=torch.float32) if temperature != 1.0 else logits.float()
+    bound3, top_c3 = _second_bound(x[3], 1.0, emit, dtype)
+    top_p = [0.9, 0.5, 0.95, (top_c3 + min(bound3, 1.0)) / 2]     # row 3: between its best C and its bound
+    bounds = [_second_bound(x[i], top_p[i], emit, dtype) for i in range(4)]
+    p_best = torch.softmax(x.double(), -1).max(-1).values
+    assert BOUND * p_best[0] >= top_p[0] and bounds[0][0] < 0.99       # only the second bound posts row 0
+    assert bounds[1][1] >= 1.0                                         # row 1 fits the bound
+    assert BOUND * p_best[2] < 0.99 * top_p[2]                         # the first bound posts row 2
+    assert bounds[3][1] < 0.999 and bounds[3][0] > 1.001               # row 3: beyond, its bound not met
+    params = [SamplingParams(temperature=temperature, top_p=top_p[i], seed=11 + i, logprobs=2,
+                             logprobs_mode="raw" if i == 1 else "processed") for i in range(4)]
+    out, passes = _passes_taken(logits, params, emit=emit)
     monkeypatch.setattr(shared_sets, "FORCE_DISCARD", tl.constexpr(True))
-    _o, passes_discarded = _passes_taken(logits, params)
+    _o, passes_discarded = _passes_taken(logits, params, emit=emit)
     monkeypatch.setattr(sample_kernels, "nucleus_beyond", _no_speculation)
-    plain, passes_plain = _passes_taken(logits, params)
+    plain, passes_plain = _passes_taken(logits, params, emit=emit)
     assert passes_plain[1] == 0 and min(passes_plain[0], passes_plain[2], passes_plain[3]) > 0
     assert passes_discarded == [passes_plain[0] + 1, 0, passes_plain[2] + 1, passes_plain[3]]
     assert torch.equal(out.tokens, plain.tokens) and torch.equal(out.logprob, plain.logprob)
     assert torch.equal(out.top_logprobs, plain.top_logprobs) and torch.equal(out.top_token_ids, plain.top_token_ids)
+
+
+def test_long_row_passes_fit_their_chunks_to_the_gpus_programs(monkeypatch):
+    """On a GPU a pass has as many chunks as there are programs beside the rows' (Sampler._chunks: halved
+    from long_chunks_small, not below long_chunks), and a batch of fewer rows than chunks launches a
+    helper per chunk where the SMs hold them (sampler._helpers): a pass posted before the candidates runs
+    on the helpers alone, in one round. 1-row batches and those of 2..long_chunks rows each get one
+    count (one compile each); an explicit long_chunks_small is kept; on a CPU nothing is fitted."""
+    import sonicsampler.sampler as sampler_mod
+
+    class Gpu:
+        type = "cuda"
+
+    gpu, cpu = Gpu(), torch.device("cpu")
+    s = Sampler(151936, 4, "cpu")
+    for sms, want in ((132, {1: (128, 128), 2: (64, 64), 16: (64, 64), 17: (16, 0)}),
+                      (108, {1: (64, 64), 2: (64, 64), 16: (64, 64), 17: (16, 0)}),
+                      (40, {1: (32, 32), 2: (16, 16), 16: (16, 0), 17: (16, 0)})):
+        monkeypatch.setitem(sampler_mod._SMS, gpu, sms)
+        for n, (chunks, helpers) in want.items():
+            assert s._chunks(n, True, gpu) == chunks, (sms, n)
+            assert sampler_mod._helpers(n, chunks, True, gpu) == helpers, (sms, n)
+            assert n + helpers <= max(sms, n) or helpers == chunks - n
+        assert s._chunks(2, False, gpu) == s.long_chunks and sampler_mod._helpers(2, 64, False, gpu) == 0
+    assert [s._chunks(n, True, cpu) for n in (1, 2, 16, 17)] == [128, 128, 128, 16]
+    assert sampler_mod._helpers(2, 128, True, cpu) == 126
+    fixed = Sampler(151936, 4, "cpu", long_chunks_small=128)
+    assert fixed._chunks(16, True, gpu) == 128
 
 
 def test_helper_programs_share_a_lone_long_row_over_launches():

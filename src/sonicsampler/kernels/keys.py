@@ -97,6 +97,21 @@ def row_key_value(key, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
 
 
 @triton.jit
+def row_key_ceiling(key, KEY64: tl.constexpr, IS_BF16: tl.constexpr):
+    """An upper bound of the fp32 values whose row key this is: for bf16/fp16 rows, whose keys hold values
+    rounded to the 16-bit dtype to nearest (prologue.ranking_bits16, tile_key_quotients), halfway to the
+    next key's value (exact in fp32; +inf past the largest finite value, and the lowest finite value for
+    -inf, which every value below it rounds to); for fp32 rows the value itself. Meaningless where key == 0."""
+    v = row_key_value(key, KEY64, IS_BF16)
+    if KEY64:
+        return v
+    else:
+        k16 = (key >> 32).to(tl.int32)
+        nxt = bits16_to_f32(bits_from_key16(tl.minimum(k16 + 1, 0xFFFF)), IS_BF16)
+        return tl.where(v == float("-inf"), nxt, tl.where(v < float("inf"), v + (nxt - v) * 0.5, v))
+
+
+@triton.jit
 def pack_bits16_keys(bits, local_idx):
     """Tile keys from raw 16-bit patterns (the sampler's rounded processed values), never 0."""
     return (key16_from_bits(bits) << 16) | (0xFFFF - local_idx).to(tl.uint32)

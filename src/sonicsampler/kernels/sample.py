@@ -36,8 +36,8 @@ import triton.language as tl
 from .. import indicators as bits
 from . import INTERPRETED
 from .draft import argmax_lowest
-from .keys import (bits_from_key16, bits_from_key32, row_key_index, row_key_to_tile_key, row_key_value,
-                   value_key16, value_key32)
+from .keys import (bits_from_key16, bits_from_key32, row_key_ceiling, row_key_index, row_key_to_tile_key,
+                   row_key_value, value_key16, value_key32)
 from .prologue import bits16_to_f32, count_output, div_exact, process, ranking_bits16
 from .rng import gumbel_noise, gumbel_noise_tile
 from .select import select_top_sorted
@@ -345,31 +345,30 @@ def nucleus_beyond(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.const
     - where that is not below top_p, from the tiles' emitted candidates, loaded unmerged: the best C
       tokens are emitted ones, whose weights sum to at most the emitted candidates' sum, or tokens a tile
       held back, at most C of them, each at most the largest of the tiles' last emitted values
-      (`lasts`, tile_lasts). A candidate's value is its processed value rounded to 16 bits (or its
-      quotient, RAW_KEYS): it is raised by 2**-6 of its magnitude, two steps of bf16, to bound the value
-      it stands for. A nucleus whose flat tail holds its mass (thousands of tokens at temperature 1.5)
-      has a best token weighing more than top_p / C, but its emitted candidates (608 at V = 151936 at
-      1 row, 1192 at 16) weigh a fraction of top_p.
-    The second bound is kept 2**-10 below top_p, far beyond fp32 rounding of either side's sums: a row
-    posted here must be one that row_distribution finds beyond the bound (only then are its pass's words
-    left as the next launch needs them: shared_sets.py)."""
+      (`lasts`, tile_lasts). A candidate's value is its processed value rounded to 16 bits to nearest
+      (or its quotient, RAW_KEYS): it is taken halfway to the next 16-bit value (keys.row_key_ceiling),
+      which bounds the value it stands for (at logits near 25 the weight rises by at most 6%; run 205's
+      version raised values by 2**-6 of their magnitude: up to 48% there). A nucleus whose flat tail
+      holds its mass (thousands of tokens at temperature 1.5) has a best token weighing more than
+      top_p / C, but its emitted candidates (608 at V = 151936 at 1 row, 1192 at 16) weigh a fraction
+      of top_p.
+    Both bounds are kept 2**-10 below top_p (relatively), far beyond the rounding of exp, log and fp32
+    sums here and in row_distribution: a row posted here must be one that row_distribution finds beyond
+    the bound (only then are its pass's words left as the next launch needs them: shared_sets.py)."""
     if KEY64:
         m = mm
     else:
         m = bits16_to_f32(ranking_bits16(mm, IS_BF16), IS_BF16)
     finite = (m > float("-inf")) & (m < float("inf"))
-    beyond = mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453
+    beyond = mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453 - 2.0 ** -10
     if finite & ~beyond:
         E: tl.constexpr = 2 ** E_LOG2
-        RAISE: tl.constexpr = 2.0 ** -20 if KEY64 else 2.0 ** -6
         zz = tl.arange(0, 2 ** Z_LOG2)[:, None]
         ee = tl.arange(0, E)[None, :]
         keys = tl.load(cand_ptr + (row * Z + zz) * E + ee, mask=zz < Z, other=0)
-        v = row_key_value(keys, KEY64, IS_BF16)
-        w = tl.where((keys >> 32) > NEG_INF_KEY, tl.exp(v + tl.abs(v) * RAISE - lse_all), 0.0)
+        w = tl.where((keys >> 32) > NEG_INF_KEY, tl.exp(row_key_ceiling(keys, KEY64, IS_BF16) - lse_all), 0.0)
         last = tl.max(lasts)
-        v_last = row_key_value(last, KEY64, IS_BF16)
-        w_last = tl.where((last >> 32) > NEG_INF_KEY, tl.exp(v_last + tl.abs(v_last) * RAISE - lse_all), 0.0)
+        w_last = tl.where((last >> 32) > NEG_INF_KEY, tl.exp(row_key_ceiling(last, KEY64, IS_BF16) - lse_all), 0.0)
         beyond = tl.sum(tl.sum(w, 1), 0) + (2 ** C_LOG2) * w_last < top_p * (1.0 - 2.0 ** -10)
     return beyond & finite, m
 
@@ -549,8 +548,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     PENDING: see prologue.process. SKIP_UNTRUNCATED: rows `without_candidates` have none (stage 1
     emitted nothing). RAW_KEYS: the tiles of `raw_ordered` rows emitted the quotients of their best raw
     keys (sample_stage1), which changes what a saturated tile may hold back (saturated). SPEC_POST (the
-    sampler's SHARED stage 2, with `share` and the board's pointers): a nucleus that the statistics show
-    beyond the bound posts its first search pass before the candidates are merged (nucleus_beyond);
+    sampler's SHARED stage 2, with `share` and the board's pointers): a nucleus that the statistics or
+    its tiles' emitted candidates show beyond the bound posts its first search pass before the
+    candidates are merged (nucleus_beyond);
     the last two results say whether it did and with which m (false, 0 otherwise).
 
     Stage 2 at one row is a chain of dependent steps (docs/PERFORMANCE.md), each block reduction a
@@ -924,8 +924,9 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
     claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel).
     WIDE_PASSES: a 16-bit top-p search may start with a wide pass (kernels/long_rows.py, WIDE_BITS) in
-    launches cut into more than 16 chunks (shared_sets.chunk_words); the launcher leaves it off for 1-row
-    batches, whose bounded rows it cost 0.6 µs (runs 198, 200: the larger stage 2)."""
+    launches cut into more than 16 chunks (shared_sets.chunk_words), 1-row batches included since the
+    pass posted before the candidates is then their search's only one (run 207; their bounded rows pay
+    ~0.6 µs for the larger stage 2, runs 198, 200)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED; the programs past the rows only help

@@ -333,7 +333,7 @@ def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
 
 
 @triton.jit
-def nucleus_beyond(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
+def nucleus_beyond(mm, lse_all, top_p, m_t, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
                    C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     """Before the candidates are merged: whether a nucleus (top-p without top-k or min-p) certainly holds
     more than the C candidates, i.e. its best C tokens certainly weigh less than top_p, and the
@@ -351,7 +351,10 @@ def nucleus_beyond(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.const
       version raised values by 2**-6 of their magnitude: up to 48% there). A nucleus whose flat tail
       holds its mass (thousands of tokens at temperature 1.5) has a best token weighing more than
       top_p / C, but its emitted candidates (608 at V = 151936 at 1 row, 1192 at 16) weigh a fraction
-      of top_p.
+      of top_p. Its loads and sums cost a nucleus that fits the bound 1.2-1.6 µs before its candidates
+      (run 208: top-p 0.9 at temperature 0.5), so they are skipped where the tiles' best tokens (m_t,
+      stage 1's maxima) alone weigh top_p: the emitted candidates include them, so this bound cannot
+      hold then (one reduction over the statistics already loaded, instead of the loads).
     Both bounds are kept 2**-10 below top_p (relatively), far beyond the rounding of exp, log and fp32
     sums here and in row_distribution: a row posted here must be one that row_distribution finds beyond
     the bound (only then are its pass's words left as the next launch needs them: shared_sets.py)."""
@@ -361,7 +364,7 @@ def nucleus_beyond(mm, lse_all, top_p, cand_ptr, row, Z, lasts, Z_LOG2: tl.const
         m = bits16_to_f32(ranking_bits16(mm, IS_BF16), IS_BF16)
     finite = (m > float("-inf")) & (m < float("inf"))
     beyond = mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453 - 2.0 ** -10
-    if finite & ~beyond:
+    if finite & ~beyond & (tl.sum(tl.exp(m_t - lse_all)) < top_p):
         E: tl.constexpr = 2 ** E_LOG2
         zz = tl.arange(0, 2 ** Z_LOG2)[:, None]
         ee = tl.arange(0, E)[None, :]
@@ -579,8 +582,8 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     m_spec = tl.full((), 0.0, tl.float32)
     if SPEC_POST:
         if share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P):
-            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, cand_ptr, row, Z, lasts, Z_LOG2, E_LOG2, C_LOG2,
-                                          KEY64, IS_BF16, NEG_INF_KEY)
+            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, m_t, cand_ptr, row, Z, lasts, Z_LOG2, E_LOG2,
+                                          C_LOG2, KEY64, IS_BF16, NEG_INF_KEY)
             if spec:
                 post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
                                 spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW)

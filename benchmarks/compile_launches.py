@@ -8,7 +8,7 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches shared       # a batch that may hold long rows: stage 2's SHARED
                                                        # variant, with helper programs
     python -m benchmarks.compile_launches shared16     # the same cut into 16 chunks a pass (more than 16 rows)
-    python -m benchmarks.compile_launches shared1      # a 1-row batch (no wide passes)
+    python -m benchmarks.compile_launches shared1      # a 1-row batch
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
@@ -136,7 +136,7 @@ def main(what):
         s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
         s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
 
-    def call_shared1():           # a 1-row batch of the same (no wide passes: sample.WIDE_PASSES)
+    def call_shared1():           # a 1-row batch of the same
         s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
         s.add_request(0, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
         s.sample(torch.randn(1, v).to(torch.bfloat16), [0], [0])

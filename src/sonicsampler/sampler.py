@@ -662,10 +662,7 @@ class Sampler:
         const2 = dict(rows2, TOP_PAD=max(1, _pow2_at_least(max(n_top, 1))), TOP_N=n_top > 0,
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
-                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared,
-                      # wide first passes (kernels/long_rows.py) where a pass has more than 16 chunks: at 1 row
-                      # too since nuclei that the emitted candidates show long post theirs before them (run 207)
-                      WIDE_PASSES=shared)
+                      SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
         helpers = _helpers(n, chunks, shared, dev)
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,

@@ -918,18 +918,17 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                   EXACT_UNTRUNCATED: tl.constexpr,
                   RETURN_DRAFT: tl.constexpr = False, PDL: tl.constexpr = False,
                   SKIP_UNTRUNCATED: tl.constexpr = False, SHARED: tl.constexpr = False,
-                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
-                  WIDE_PASSES: tl.constexpr = False):
+                  HELPERS: tl.constexpr = False, RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False):
     """One program per row: the row's selection and outputs (_sample_row). SHARED: the variant for
     batches whose requests may have sets beyond the bound, whose programs share the exact passes over
     such rows (kernels/shared_sets.py), when a row of the launch may have one (batch_may_exceed: a CUDA
     graph always launches this variant). HELPERS (implies SHARED): n_help programs past the n_rows rows
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
-    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel).
-    WIDE_PASSES: a 16-bit top-p search may start with a wide pass (kernels/long_rows.py, WIDE_BITS) in
-    launches cut into more than 16 chunks (shared_sets.chunk_words), 1-row batches included since the
-    pass posted before the candidates is then their search's only one (run 207; their bounded rows pay
-    ~0.6 µs for the larger stage 2, runs 198, 200)."""
+    claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel). A long
+    row's 16-bit top-p search may start with a wide pass (kernels/long_rows.py, WIDE_BITS) in launches cut
+    into more than 16 chunks (shared_sets.wide_words): SHARED launches up to 16 rows, 1-row ones included
+    since the pass posted before the candidates is then their search's only one (run 207; their bounded
+    rows pay ~0.6 µs for the larger stage 2, runs 198, 200)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED; the programs past the rows only help
@@ -942,7 +941,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
             _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride,
                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
                   bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2,
-                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL, WIDE_PASSES)
+                  ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, PDL)
     else:
         _sample_row(row,
                     logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr, flags_ptr,
@@ -956,7 +955,7 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     Z_LOG2, E_LOG2, C_LOG2, BLOCK_LOG2, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16,
                     HAS_MASK, MAX_BIAS, NEG_INF_KEY, TOP_PAD, RAW_TOP_FROM_CANDIDATES, TOP_N,
                     EXACT_UNTRUNCATED, RETURN_DRAFT, PDL, SKIP_UNTRUNCATED, SHARED=SHARED, RAW_KEYS=RAW_KEYS,
-                    REFILL_CALL=REFILL_CALL, WIDE_PASSES=WIDE_PASSES)
+                    REFILL_CALL=REFILL_CALL)
 
 
 @triton.jit
@@ -964,7 +963,7 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,
           ROWS_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
-          MAX_BIAS: tl.constexpr, PDL: tl.constexpr, WIDE_PASSES: tl.constexpr):
+          MAX_BIAS: tl.constexpr, PDL: tl.constexpr):
     """A helper program (no row of its own) of a launch that shares passes: the rows' passes only."""
     wait_for_previous(PDL)
     no = row < 0
@@ -974,7 +973,7 @@ def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_
         zero, zero, zero.to(tl.int32), zero, zero, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
         words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
         temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64,
-        IS_BF16, HAS_MASK, MAX_BIAS, no, WIDE_PASSES=WIDE_PASSES)
+        IS_BF16, HAS_MASK, MAX_BIAS, no)
 
 
 @triton.jit
@@ -993,7 +992,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 TOP_PAD: tl.constexpr, RAW_TOP_FROM_CANDIDATES: tl.constexpr, TOP_N: tl.constexpr,
                 EXACT_UNTRUNCATED: tl.constexpr, RETURN_DRAFT: tl.constexpr, PDL: tl.constexpr,
                 SKIP_UNTRUNCATED: tl.constexpr, SHARED: tl.constexpr, RAW_KEYS: tl.constexpr = False,
-                REFILL_CALL: tl.constexpr = False, WIDE_PASSES: tl.constexpr = False):
+                REFILL_CALL: tl.constexpr = False):
     C: tl.constexpr = 2 ** C_LOG2
     NEG_INF: tl.constexpr = float("-inf")
     slot, flags = row_slot(slots_ptr, flags_ptr, row, max_slots)
@@ -1020,7 +1019,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
         SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
         fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
-        spec_early=~need_lf, SPEC_WW=wide_words(CHUNKS_LOG2, KEY64, WIDE_PASSES))
+        spec_early=~need_lf, SPEC_WW=wide_words(CHUNKS_LOG2, KEY64))
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.
@@ -1056,7 +1055,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 pres_ptr,
                 bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                 LONG_LOG2, CHUNKS_LOG2, ROWS_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS,
-                need_lf, spec, m_spec, WIDE_PASSES=WIDE_PASSES)
+                need_lf, spec, m_spec)
             if long_set:
                 log_final = lf
                 keep = set_head(keep, x, m0, target, search_p)

@@ -110,10 +110,10 @@ def chunk_words(chunks_log2):
 
 
 @triton.constexpr_function
-def wide_words(chunks_log2, key64, wide_passes):
-    """A wide pass's words (0: the launch has none): WIDE_PASSES launches of 16-bit rows whose chunks have
-    WIDE words."""
-    return WIDE.value if wide_passes and not key64 and chunk_words(chunks_log2) == WIDE.value else 0
+def wide_words(chunks_log2, key64):
+    """A wide pass's words (0: the launch has none): launches of 16-bit rows whose chunks have WIDE words
+    (every SHARED launch up to 16 rows)."""
+    return WIDE.value if not key64 and chunk_words(chunks_log2) == WIDE.value else 0
 
 
 def hist_words(rows: int, programs: int, chunks: int) -> int:
@@ -378,15 +378,15 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr,
                     SUB_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr, ROWS_LOG2: tl.constexpr,
                     KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                    need_lf, spec=False, m_spec=0.0, WIDE_PASSES: tl.constexpr = False):
+                    need_lf, spec=False, m_spec=0.0):
     """The row's long set if long_set (its passes, shared: module docstring), and help with the other
     rows' until none is posted or undecided. n_share: the batch's rows; a program with row >= n_share
     is one of n_help helpers and has no row of its own. claim: the chunks a program takes at once
     (0: _claim chooses). (p_lo, p_shift, p_clamped): where the top-p cut's search starts
     (long_rows.nucleus_start; raised to the top-k cut's key once a top-k search has set it, hi_key
     being the range's top: long_rows.nucleus_after_top_k). (p_klo, p_kok): the key below which the cut
-    cannot lie, and whether it bounds (long_rows.nucleus_low_key). WIDE_PASSES, in a launch cut into
-    more than 2**COPIES_UP_TO_LOG2 chunks (chunk_words): a 16-bit top-p search that the candidates do
+    cannot lie, and whether it bounds (long_rows.nucleus_low_key). In a launch cut into more than
+    2**COPIES_UP_TO_LOG2 chunks (chunk_words, wide_words), a 16-bit top-p search that the candidates do
     not narrow to one pass, and that was not posted before them, starts with a wide pass over p_klo ..
     hi_key + 1 (long_rows.wide_window). Returns the set's draw on the sampling stream, its
     log-normalizer and its top-p cut's target (kernels/long_rows.set_head), meaningful only for a long
@@ -401,7 +401,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     HC: tl.constexpr = hist_copies(CHUNKS_LOG2)
     CH_W: tl.constexpr = chunk_words(CHUNKS_LOG2)
-    WW: tl.constexpr = wide_words(CHUNKS_LOG2, KEY64, WIDE_PASSES)
+    WW: tl.constexpr = wide_words(CHUNKS_LOG2, KEY64)
     # This program's copies of the search's words (HC > 1): after every chunk's own words.
     copies_ptr = hist_ptr + n_share * NCH * CH_W + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2

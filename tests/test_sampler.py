@@ -844,8 +844,8 @@ def final_passes(logits, params, positions):
 
 
 @triton.jit
-def _no_speculation(mm, lse_all, top_p, m_t, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                    C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
+def _no_speculation(mm, lse_all, top_p, m_t, keys, lasts, C_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                    IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     return lse_all < float("-inf"), tl.full((), 0.0, tl.float32)
 
 

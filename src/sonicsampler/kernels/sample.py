@@ -333,8 +333,8 @@ def _stat_pairs(stats_ptr, row, Z, which: tl.constexpr, ZP: tl.constexpr, live):
 
 
 @triton.jit
-def nucleus_beyond(mm, lse_all, top_p, m_t, cand_ptr, row, Z, lasts, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr,
-                   C_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
+def nucleus_beyond(mm, lse_all, top_p, m_t, keys, lasts, C_LOG2: tl.constexpr, KEY64: tl.constexpr,
+                   IS_BF16: tl.constexpr, NEG_INF_KEY: tl.constexpr):
     """Before the candidates are merged: whether a nucleus (top-p without top-k or min-p) certainly holds
     more than the C candidates, i.e. its best C tokens certainly weigh less than top_p, and the
     stabiliser m the candidates will give (the best rank value: mm, the largest processed value,
@@ -354,7 +354,8 @@ def nucleus_beyond(mm, lse_all, top_p, m_t, cand_ptr, row, Z, lasts, Z_LOG2: tl.
       of top_p. Its loads and sums cost a nucleus that fits the bound 1.2-1.6 µs before its candidates
       (run 208: top-p 0.9 at temperature 0.5), so they are skipped where the tiles' best tokens (m_t,
       stage 1's maxima) alone weigh top_p: the emitted candidates include them, so this bound cannot
-      hold then (one reduction over the statistics already loaded, instead of the loads).
+      hold then (one reduction over the statistics already loaded, instead of the sums). The candidates
+      (`keys`, spec_keys) are loaded with the statistics, so that their latency is off the chain.
     Both bounds are kept 2**-10 below top_p (relatively), far beyond the rounding of exp, log and fp32
     sums here and in row_distribution: a row posted here must be one that row_distribution finds beyond
     the bound (only then are its pass's words left as the next launch needs them: shared_sets.py)."""
@@ -365,15 +366,21 @@ def nucleus_beyond(mm, lse_all, top_p, m_t, cand_ptr, row, Z, lasts, Z_LOG2: tl.
     finite = (m > float("-inf")) & (m < float("inf"))
     beyond = mm - lse_all < tl.log(top_p) - C_LOG2 * 0.6931471805599453 - 2.0 ** -10
     if finite & ~beyond & (tl.sum(tl.exp(m_t - lse_all)) < top_p):
-        E: tl.constexpr = 2 ** E_LOG2
-        zz = tl.arange(0, 2 ** Z_LOG2)[:, None]
-        ee = tl.arange(0, E)[None, :]
-        keys = tl.load(cand_ptr + (row * Z + zz) * E + ee, mask=zz < Z, other=0)
         w = tl.where((keys >> 32) > NEG_INF_KEY, tl.exp(row_key_ceiling(keys, KEY64, IS_BF16) - lse_all), 0.0)
         last = tl.max(lasts)
         w_last = tl.where((last >> 32) > NEG_INF_KEY, tl.exp(row_key_ceiling(last, KEY64, IS_BF16) - lse_all), 0.0)
         beyond = tl.sum(tl.sum(w, 1), 0) + (2 ** C_LOG2) * w_last < top_p * (1.0 - 2.0 ** -10)
     return beyond & finite, m
+
+
+@triton.jit
+def spec_keys(cand_ptr, row, Z, want, Z_LOG2: tl.constexpr, E_LOG2: tl.constexpr):
+    """The row's tiles' emitted candidates, unmerged (Z x E words, 0 past the last tile), for
+    nucleus_beyond's second bound where `want` (a row that may post early), else zeros unloaded."""
+    E: tl.constexpr = 2 ** E_LOG2
+    zz = tl.arange(0, 2 ** Z_LOG2)[:, None]
+    ee = tl.arange(0, E)[None, :]
+    return tl.load(cand_ptr + (row * Z + zz) * E + ee, mask=(zz < Z) & want, other=0)
 
 
 @triton.jit
@@ -570,6 +577,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     # three maxima and sums share two block reductions.
     zz = tl.arange(0, 2 ** Z_LOG2)
     bad = tl.load(stats_ptr + (row * Z + zz) * N_STATS + 4, mask=zz < Z, other=0.0)
+    if SPEC_POST:
+        want_spec = share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P)
+        spec_k = spec_keys(cand_ptr, row, Z, want_spec, Z_LOG2, E_LOG2)
     m_t, s_t = _stat_pairs(stats_ptr, row, Z, 0, 2 ** Z_LOG2, zz < Z)
     m_r, s_r = _stat_pairs(stats_ptr, row, Z, 2, 2 ** Z_LOG2, (zz < Z) & ((flags & LOGPROBS) != 0))
     mm, n_bad, mm_r = tl.reduce((m_t, bad, m_r), 0, _max_sum_max)
@@ -581,9 +591,9 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
     spec = flags < 0                                      # false
     m_spec = tl.full((), 0.0, tl.float32)
     if SPEC_POST:
-        if share & ((flags & (TOP_P | TOP_K | MIN_P | GREEDY)) == TOP_P):
-            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, m_t, cand_ptr, row, Z, lasts, Z_LOG2, E_LOG2,
-                                          C_LOG2, KEY64, IS_BF16, NEG_INF_KEY)
+        if want_spec:
+            spec, m_spec = nucleus_beyond(mm, lse_all, p_top, m_t, spec_k, lasts, C_LOG2, KEY64, IS_BF16,
+                                          NEG_INF_KEY)
             if spec:
                 post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
                                 spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW)

@@ -61,7 +61,7 @@ import triton.language as tl
 from .. import indicators as _bits
 from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
                         nucleus_low_key, search_step, value_key, wide_step, wide_window)
-from .tile import token_values
+from .tile import token_processed
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
 GREEDY = tl.constexpr(_bits.GREEDY)
@@ -298,13 +298,32 @@ def _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V, mask_pt
     cuts' keys (_early_holds): it then belongs to the set, and the argmax over a superset that lies in
     the set is the argmax over the set (the same scores, the same tie rule). The key comes from the
     token's processed value computed again here (one load), while the row's next pass runs."""
+    tok, raw, met = _early_load(total_ptr, row, logits_ptr, stride_row)
+    return tok, _early_key(tok, raw, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
+                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                           temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+
+
+@triton.jit
+def _early_load(total_ptr, row, logits_ptr, stride_row):
+    """_early_token's two dependent loads: the pass's best word, then its token's raw logit. Returns the
+    token (0 if the pass met no token), the raw value (fp32) and whether the pass met a token."""
     best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
-    tok = tl.where(best > LOWEST, 4294967295 - (best & 4294967295), 0)
-    _raw, x = token_values(tok, logits_ptr, stride_row, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr,
-                           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                           bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS)
+    met = best > LOWEST
+    tok = tl.where(met, 4294967295 - (best & 4294967295), 0)
+    return tok, tl.load(logits_ptr + row * stride_row + tok).to(tl.float32), met
+
+
+@triton.jit
+def _early_key(tok, raw, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+               KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
+    """The early draw's value key from _early_load's results (-1 if the pass met no token)."""
+    x = token_processed(raw, tok, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                        rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                        HAS_MASK, MAX_BIAS)
     key, _bits = value_key(x, KEY64, IS_BF16)
-    return tok, tl.where(best > LOWEST, key.to(tl.int64), -1)
+    return tl.where(met, key.to(tl.int64), -1)
 
 
 @triton.jit
@@ -512,16 +531,18 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         if was_wide:
                             total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
                             tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
-                            if drew:
-                                # The early draw's token and key, loaded while the step below runs (a wide
-                                # pass is the search's first).
-                                e_tok, e_key = _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V,
-                                                            mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
-                                                            rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
-                                                            bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK,
-                                                            MAX_BIAS)
-                                e_have = drew
+                            # The early draw (a wide pass is the search's first): its two dependent loads
+                            # are issued before the step below, which then runs while the second is in flight,
+                            # and its key after (one load's latency off the row's chain). Issued for every
+                            # row: one word and one logit.
+                            e_tok, e_raw, e_met = _early_load(total_ptr, row, logits_ptr, stride_row)
                             s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)
+                            if drew:
+                                e_key = _early_key(e_tok, e_raw, e_met, row, slot, flags, V, mask_ptr, mask_stride,
+                                                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
+                                                   bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, KEY64,
+                                                   IS_BF16, HAS_MASK, MAX_BIAS)
+                                e_have = drew
                             p += 1
                             clamped = phase < 0
                             wide = phase < 0

@@ -99,10 +99,21 @@ def token_values(tok, logits_ptr, stride_row, V, row, slot, flags,
                  pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
     """Raw and processed value of one token of a row (the token need not be a candidate; tok in
     0..V-1). Shared by the sampler's and verification's stage 2; PENDING: see prologue.process."""
-    two = tl.arange(0, 2)
-    tok2 = tok + two * 0
-    raw2 = tl.load(logits_ptr + row * stride_row + tok2).to(tl.float32)
-    x2 = process(raw2, tok2, two >= 0, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
-                 counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                 HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
-    return tl.max(raw2), tl.max(x2)
+    raw = tl.load(logits_ptr + row * stride_row + tok).to(tl.float32)
+    return raw, token_processed(raw, tok, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
+                                counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
+                                temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+
+
+@triton.jit
+def token_processed(raw, tok, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+                    rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                    HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
+                    pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False):
+    """The processed value of one token whose raw value (fp32) is already loaded: a caller can issue
+    that load early and do other work while it is in flight (shared_sets._early_token)."""
+    two = tl.arange(0, 2)    # process works on blocks: the token in two lanes
+    x2 = process(raw + two * 0.0, tok + two * 0, two >= 0, row, slot, flags, V, mask_ptr, mask_stride,
+                 token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                 bias_count_ptr, temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+    return tl.max(x2)

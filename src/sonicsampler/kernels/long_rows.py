@@ -342,6 +342,11 @@ def chunk_sums(hist_ptr, COPIES: tl.constexpr = 1, WIDE_W: tl.constexpr = 0, wid
 
 
 @triton.jit
+def _count_max(n1, b1, n2, b2):
+    return n1 + n2, tl.maximum(b1, b2)
+
+
+@triton.jit
 def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, clamped, KEY_BITS: tl.constexpr):
     """One step of a cut's search, from a pass's per-interval weights h (DIGITS integer sums of
     round(weight * FIX), chunk_pass) and the weight s_f_hi above its range (an integer sum as well; 0
@@ -360,13 +365,19 @@ def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, cla
     f_fix = tl.cumsum(h, 0, reverse=True) + s_f_hi
     f = f_fix.to(tl.float32) * INV_FIX
     if first:
-        s_target = tl.where(by_count, k.to(tl.float32), top_p * tl.sum(tl.where(j == 0, f, 0.0)))
+        # The whole weight, f[0], from its own sum (wide_step says why).
+        total = (tl.sum(h) + s_f_hi).to(tl.float32) * INV_FIX
+        s_target = tl.where(by_count, k.to(tl.float32), top_p * total)
     step = tl.full((), 1, tl.int64) << shift
+    # Both conditions hold on a prefix of the intervals (f does not grow with j; j = 0 always reaches), so
+    # jj is their count less one, and the weight above jj's interval is the largest f_fix past the prefix
+    # (-1 if none): one reduction for both.
     reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
-    jj = tl.max(tl.where(reach, j, 0))               # j = 0 always reaches
+    n_reach, below = tl.reduce((reach.to(tl.int32), tl.where(reach, -1, f_fix)), 0, _count_max)
+    jj = tl.maximum(n_reach - 1, 0)
     edge = clamped & ((jj == 0) | (jj == DIGITS - 1))
     done = (shift == 0) & ~edge
-    s_f_hi = tl.where(edge, 0, tl.where(jj < DIGITS - 1, tl.sum(tl.where(j == jj + 1, f_fix, 0)), s_f_hi))
+    s_f_hi = tl.where(edge, 0, tl.where(jj < DIGITS - 1, below, s_f_hi))
     s_lo = tl.where(edge, 0, s_lo + jj.to(tl.int64) * step)
     shift = tl.where(edge, KEY_BITS - DIGIT_BITS, shift - DIGIT_BITS)
     return s_lo, shift, s_target, s_f_hi, jj, done
@@ -419,15 +430,20 @@ def wide_step(h, w_lo, T, top_p, KEY_BITS: tl.constexpr):
     around zero, or outside the window: its bounds did not hold) the search starts over from every key
     with the same target (one pass more than the full search, the same cut: integer sums)."""
     W: tl.constexpr = h.shape[0]
-    j = tl.arange(0, W)
+    # Three block operations on the row's chain, not four: the total (the scan's first element) comes from
+    # its own sum, and since the sums above an interval (f_fix) do not grow with its index, the intervals
+    # at or above the target are a prefix 0..jj, and the sum above the cut's interval, f_fix[jj + 1], is
+    # the largest f_fix below the target: one reduction gives both.
     f_fix = tl.cumsum(h, 0, reverse=True)
     f = f_fix.to(tl.float32) * INV_FIX
-    s_target = top_p * tl.sum(tl.where(j == 0, f, 0.0))
-    jj = tl.max(tl.where(f >= s_target, j, 0))
+    s_target = top_p * (tl.sum(h).to(tl.float32) * INV_FIX)
+    at = f >= s_target
+    n_at, below = tl.reduce((at.to(tl.int32), tl.where(at, 0, f_fix)), 0, _count_max)
+    jj = tl.maximum(n_at - 1, 0)
     c = w_lo + jj - 1
     done = (jj >= 1) & (jj <= W - 2) & (c != 0)
     key = tl.where(c > 0, c + T - 1, c - T) + 0x8000
-    s_f_hi = tl.where(done, tl.sum(tl.where(j == jj + 1, f_fix, 0)), 0)
+    s_f_hi = tl.where(done, below, 0)
     s_lo = tl.where(done, key, 0)
     shift = tl.where(done, 0, KEY_BITS - DIGIT_BITS).to(tl.int64)
     return s_lo.to(tl.int64), shift, s_target, s_f_hi, jj, done

@@ -311,7 +311,9 @@ def _early_load(total_ptr, row, logits_ptr, stride_row):
     best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
     met = best > LOWEST
     tok = tl.where(met, 4294967295 - (best & 4294967295), 0)
-    return tok, tl.load(logits_ptr + row * stride_row + tok).to(tl.float32), met
+    # volatile: issued here, not sunk into the branch that uses it (run 210's timeline: the key then waited
+    # for it after the wide step, which had gained what the key lost).
+    return tok, tl.load(logits_ptr + row * stride_row + tok, volatile=True).to(tl.float32), met
 
 
 @triton.jit

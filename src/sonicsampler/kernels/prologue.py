@@ -90,7 +90,7 @@ def process(x, idx, live, row, slot, flags, V,
             mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
             rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
             HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False,
-            span_lo=0, SPAN: tl.constexpr = 0):
+            span_lo=0, SPAN: tl.constexpr = 0, inv_temp=None):
     """Processed logits (fp32) of raw fp32 logits `x` at token ids `idx` (int32 or int64) of one row.
 
     token_bits_ptr: the slot table's token bits (slots.py), per slot the prompt's mask then the
@@ -100,7 +100,10 @@ def process(x, idx, live, row, slot, flags, V,
     `pend_ptr` (the draft tokens before this target row), which are not in `counts_ptr` yet.
 
     SPAN > 0: every id in idx lies in [span_lo, span_lo + SPAN) (a tile), so a bias entry outside that
-    range is skipped by one scalar test instead of a compare and a select on every token."""
+    range is skipped by one scalar test instead of a compare and a select on every token.
+
+    inv_temp: the slot's 1 / temperature (fp64) where the caller loaded it already (off its chain: a
+    load here waits a round trip first)."""
     if HAS_MASK:
         w = _words_of(mask_ptr + row * mask_stride, idx, live, -1)
         x = tl.where(_bit(w, idx), x, float("-inf"))
@@ -146,7 +149,10 @@ def process(x, idx, live, row, slot, flags, V,
                 x = tl.where(idx == t, x + b, x)
             j += 1
     if (flags & TEMPERATURE) != 0:
-        x = div_exact(x, tl.load(temp_ptr + slot))             # 1 / temperature in fp64 (slots.py)
+        if inv_temp is None:
+            x = div_exact(x, tl.load(temp_ptr + slot))         # 1 / temperature in fp64 (slots.py)
+        else:
+            x = div_exact(x, inv_temp)
     return x
 
 

@@ -298,32 +298,35 @@ def _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V, mask_pt
     cuts' keys (_early_holds): it then belongs to the set, and the argmax over a superset that lies in
     the set is the argmax over the set (the same scores, the same tie rule). The key comes from the
     token's processed value computed again here (one load), while the row's next pass runs."""
-    tok, raw, met = _early_load(total_ptr, row, logits_ptr, stride_row)
-    return tok, _early_key(tok, raw, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
-                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
-                           temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
+    tok, raw, inv_t, met = _early_load(total_ptr, row, slot, logits_ptr, stride_row, temp_ptr)
+    return tok, _early_key(tok, raw, inv_t, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr,
+                           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr,
+                           bias_count_ptr, temp_ptr, KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
 
 
 @triton.jit
-def _early_load(total_ptr, row, logits_ptr, stride_row):
-    """_early_token's two dependent loads: the pass's best word, then its token's raw logit. Returns the
-    token (0 if the pass met no token), the raw value (fp32) and whether the pass met a token."""
+def _early_load(total_ptr, row, slot, logits_ptr, stride_row, temp_ptr):
+    """_early_token's loads: the pass's best word, then its token's raw logit, and beside them the slot's
+    1 / temperature (prologue.process). Returns the token (0 if the pass met no token), the raw value
+    (fp32), 1 / temperature (fp64) and whether the pass met a token. All volatile: issued here, not sunk
+    into the branch that uses them (run 210's timeline: the key then waited for the logit after the wide
+    step, which had gained what the key lost; run 211's: ~1.2 µs from the wide step to the early draw's
+    answer, the temperature's load one round trip of it)."""
     best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
+    inv_t = tl.load(temp_ptr + slot, volatile=True)
     met = best > LOWEST
     tok = tl.where(met, 4294967295 - (best & 4294967295), 0)
-    # volatile: issued here, not sunk into the branch that uses it (run 210's timeline: the key then waited
-    # for it after the wide step, which had gained what the key lost).
-    return tok, tl.load(logits_ptr + row * stride_row + tok, volatile=True).to(tl.float32), met
+    return tok, tl.load(logits_ptr + row * stride_row + tok, volatile=True).to(tl.float32), inv_t, met
 
 
 @triton.jit
-def _early_key(tok, raw, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
+def _early_key(tok, raw, inv_t, met, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr):
     """The early draw's value key from _early_load's results (-1 if the pass met no token)."""
     x = token_processed(raw, tok, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                         rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                        HAS_MASK, MAX_BIAS)
+                        HAS_MASK, MAX_BIAS, inv_temp=inv_t)
     key, _bits = value_key(x, KEY64, IS_BF16)
     return tl.where(met, key.to(tl.int64), -1)
 
@@ -537,13 +540,14 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             # are issued before the step below, which then runs while the second is in flight,
                             # and its key after (one load's latency off the row's chain). Issued for every
                             # row: one word and one logit.
-                            e_tok, e_raw, e_met = _early_load(total_ptr, row, logits_ptr, stride_row)
+                            e_tok, e_raw, e_inv_t, e_met = _early_load(total_ptr, row, slot, logits_ptr, stride_row,
+                                                                       temp_ptr)
                             s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)
                             if drew:
-                                e_key = _early_key(e_tok, e_raw, e_met, row, slot, flags, V, mask_ptr, mask_stride,
-                                                   token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr, pres_ptr,
-                                                   bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr, KEY64,
-                                                   IS_BF16, HAS_MASK, MAX_BIAS)
+                                e_key = _early_key(e_tok, e_raw, e_inv_t, e_met, row, slot, flags, V, mask_ptr,
+                                                   mask_stride, token_bits_ptr, words, counts_ptr, rep_ptr, freq_ptr,
+                                                   pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
+                                                   KEY64, IS_BF16, HAS_MASK, MAX_BIAS)
                                 e_have = drew
                             p += 1
                             clamped = phase < 0

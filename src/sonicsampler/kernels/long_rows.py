@@ -369,11 +369,12 @@ def search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k, top_p, cla
         total = (tl.sum(h) + s_f_hi).to(tl.float32) * INV_FIX
         s_target = tl.where(by_count, k.to(tl.float32), top_p * total)
     step = tl.full((), 1, tl.int64) << shift
-    # Both conditions hold on a prefix of the intervals (f does not grow with j; j = 0 always reaches), so
-    # jj is their count less one, and the weight above jj's interval is the largest f_fix past the prefix
-    # (-1 if none): one reduction for both.
+    # Both conditions hold on a prefix of the intervals (f does not grow with j), so jj is their count
+    # less one (0 if none reaches: a top-k search over fewer than k tokens), and the weight above jj's
+    # interval, f_fix[jj + 1], is the largest f_fix past the prefix and past j = 0 (-1 if none): one
+    # reduction for both.
     reach = (f >= s_target) & (s_lo + j.to(tl.int64) * step <= 2 ** KEY_BITS - 1)
-    n_reach, below = tl.reduce((reach.to(tl.int32), tl.where(reach, -1, f_fix)), 0, _count_max)
+    n_reach, below = tl.reduce((reach.to(tl.int32), tl.where(reach | (j == 0), -1, f_fix)), 0, _count_max)
     jj = tl.maximum(n_reach - 1, 0)
     edge = clamped & ((jj == 0) | (jj == DIGITS - 1))
     done = (shift == 0) & ~edge

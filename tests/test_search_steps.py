@@ -16,14 +16,8 @@ FIX_SCALE = np.float32(INV_FIX.value)
 
 
 @triton.jit
-def _search(h_ptr, iv_ptr, fv_ptr, out_i_ptr, out_f_ptr, KEY_BITS: tl.constexpr):
-    j = tl.arange(0, DIGITS)
-    h = tl.load(h_ptr + j)
-    s_lo, shift, s_f_hi, k = tl.load(iv_ptr), tl.load(iv_ptr + 1), tl.load(iv_ptr + 2), tl.load(iv_ptr + 3)
-    first, by_count, clamped = tl.load(iv_ptr + 4) != 0, tl.load(iv_ptr + 5) != 0, tl.load(iv_ptr + 6) != 0
-    s_target, top_p = tl.load(fv_ptr), tl.load(fv_ptr + 1)
-    s_lo, shift, s_target, s_f_hi, jj, done = search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k,
-                                                          top_p, clamped, KEY_BITS)
+def _store_step(out_i_ptr, out_f_ptr, s_lo, shift, s_target, s_f_hi, jj, done):
+    """A step's results: (s_lo, shift, s_f_hi, jj, done) as int64, then s_target."""
     tl.store(out_i_ptr, s_lo)
     tl.store(out_i_ptr + 1, shift)
     tl.store(out_i_ptr + 2, s_f_hi)
@@ -33,15 +27,22 @@ def _search(h_ptr, iv_ptr, fv_ptr, out_i_ptr, out_f_ptr, KEY_BITS: tl.constexpr)
 
 
 @triton.jit
+def _search(h_ptr, iv_ptr, fv_ptr, out_i_ptr, out_f_ptr, KEY_BITS: tl.constexpr):
+    j = tl.arange(0, DIGITS)
+    h = tl.load(h_ptr + j)
+    s_lo, shift, s_f_hi, k = tl.load(iv_ptr), tl.load(iv_ptr + 1), tl.load(iv_ptr + 2), tl.load(iv_ptr + 3)
+    first, by_count, clamped = tl.load(iv_ptr + 4) != 0, tl.load(iv_ptr + 5) != 0, tl.load(iv_ptr + 6) != 0
+    s_target, top_p = tl.load(fv_ptr), tl.load(fv_ptr + 1)
+    s_lo, shift, s_target, s_f_hi, jj, done = search_step(h, s_lo, shift, s_target, s_f_hi, first, by_count, k,
+                                                          top_p, clamped, KEY_BITS)
+    _store_step(out_i_ptr, out_f_ptr, s_lo, shift, s_target, s_f_hi, jj, done)
+
+
+@triton.jit
 def _wide(h_ptr, iv_ptr, top_p, out_i_ptr, out_f_ptr, W: tl.constexpr):
     h = tl.load(h_ptr + tl.arange(0, W))
     s_lo, shift, s_target, s_f_hi, jj, done = wide_step(h, tl.load(iv_ptr), tl.load(iv_ptr + 1), top_p, 16)
-    tl.store(out_i_ptr, s_lo)
-    tl.store(out_i_ptr + 1, shift)
-    tl.store(out_i_ptr + 2, s_f_hi)
-    tl.store(out_i_ptr + 3, jj.to(tl.int64))
-    tl.store(out_i_ptr + 4, done.to(tl.int64))
-    tl.store(out_f_ptr, s_target)
+    _store_step(out_i_ptr, out_f_ptr, s_lo, shift, s_target, s_f_hi, jj, done)
 
 
 def _above(h, s_f_hi=0):

@@ -543,10 +543,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                         if was_wide:
                             total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
                             tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
-                            # The early draw (a wide pass is the search's first): its two dependent loads
-                            # are issued before the step below, which then runs while the second is in flight,
-                            # and its key after (one load's latency off the row's chain). Issued for every
-                            # row: one word and one logit.
+                            # The early draw (a wide pass is the search's first): its loads (_early_load) are
+                            # issued before the step below, which runs while they are in flight, and its key
+                            # is computed after. Issued for every row: three words.
                             e_tok, e_raw, e_inv_t, e_met = _early_load(total_ptr, row, slot, logits_ptr, stride_row,
                                                                        temp_ptr)
                             s_lo, shift, s_target, s_f_hi, jj, done = wide_step(total_w, w_lo, w_t, top_p, KEY_BITS)

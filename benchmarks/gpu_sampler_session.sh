@@ -849,10 +849,10 @@ if rows:
   wide214)  # run 214 (session 37) the session's last tree (search_step's weight above the cut leaves j = 0 out, after
             # run 213) against .ab/w128 (the same with COPIES_UP_TO_LOG2 = 3: launches of 16 chunks a pass, above 16
             # rows, give each chunk WIDE words and no copies, so that their 16-bit top-p searches may start wide):
-            # the long and mid nuclei and all bounded at 1 / 16 / 128 rows; then .ab/w128's long rows among 16 / 128
+            # the long nucleus and all bounded at 1 / 16 / 128 rows; then .ab/w128's long rows among 16 / 128
             # standard ones against the reference, bitwise alone, graph equal to eager, and every kind of long set;
             # into $OUT/run214*
-    { mix_variants final 100 "- w128" --rows 1,16,128 --mix long_nucleus_1_in_16,mid_nucleus_1_in_16,top_p \
+    { mix_variants final 100 "- w128" --rows 1,16,128 --mix long_nucleus_1_in_16,top_p \
           --budget-ms 10
       PYTHONPATH="$PWD/.ab/w128/src:$PYTHONPATH" timeout 170 python3 benchmarks/check_sampler_gpu.py long_shared \
           long_shared_raw long 2>&1 | grep -v "'what': 'env'"

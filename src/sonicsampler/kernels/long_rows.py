@@ -71,8 +71,8 @@ DIGITS = tl.constexpr(2 ** DIGIT_BITS.value)
 # which is at least 1 (its best token).
 FIX = tl.constexpr(2.0 ** 39)
 INV_FIX = tl.constexpr(2.0 ** -39)
-# A wide pass (the sampler's shared passes in launches of up to 16 rows, cut into 64 or 128 chunks:
-# shared_sets.wide_words) sums 2**WIDE_BITS intervals of one key each at once, over a
+# A wide pass (the sampler's shared passes in launches cut into more than 8 chunks, the defaults 16, 64
+# and 128 included: shared_sets.wide_words) sums 2**WIDE_BITS intervals of one key each at once, over a
 # window of the 16-bit keys in which the candidates bound a top-p cut (wide_window), with one interval for
 # the magnitudes nearest zero: there bf16 keys are densest (every octave down to 2**-133 has its 128 keys)
 # and weigh alike. A nucleus on values that straddle zero spans tens of thousands of keys (two passes of

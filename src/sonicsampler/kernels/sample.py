@@ -936,9 +936,10 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
     only help with them (a second copy of the passes' code: only batches that launch helpers compile it).
     claim: the chunks of a long row's pass a program takes at once (0: chosen in the kernel). A long
     row's 16-bit top-p search may start with a wide pass (kernels/long_rows.py, WIDE_BITS) in launches cut
-    into more than 16 chunks (shared_sets.wide_words): SHARED launches up to 16 rows, 1-row ones included
-    since the pass posted before the candidates is then their search's only one (run 207; their bounded
-    rows pay ~0.6 µs for the larger stage 2, runs 198, 200)."""
+    into more than 8 chunks (shared_sets.wide_words): every SHARED launch of the default chunk counts
+    (since run 214 above 16 rows too), 1-row ones included since the pass posted before the candidates
+    is then their search's only one (run 207; their bounded rows pay ~0.6 µs for the larger stage 2,
+    runs 198, 200)."""
     row = tl.program_id(0).to(tl.int64)
     helper = False
     if HELPERS:   # implies SHARED; the programs past the rows only help

@@ -85,14 +85,17 @@ PARAMS_W = tl.constexpr(16)
 # HIST_COPIES * DIGITS words each, after the chunks' own DIGITS words in the hist scratch (hist_words).
 # A program's chunk adds into its copies, adds them up, and leaves the sums in the chunk's words (for the
 # weight tied at a cut's key). Only launches cut into at most 2**COPIES_UP_TO_LOG2 chunks per pass use
-# them (more than 16 rows: ~9 sub-tiles a chunk, whose hot words' queues they shorten: run 192, 104.9
-# against 109.1 µs for the long nucleus at 128 rows); with 128 chunks of ~1 sub-tile, zeroing and adding
-# up the copies cost more than they save (37.9 / 45.0 against 36.0 / 42.3 µs at 1 / 16 rows).
+# them (an explicit long_chunks of 8 or fewer: chunks of many sub-tiles, whose hot words' queues they
+# shorten; run 192, 104.9 against 109.1 µs for the long nucleus at 128 rows with 16 chunks); with 128
+# chunks of ~1 sub-tile, zeroing and adding up the copies cost more than they save (37.9 / 45.0 against
+# 36.0 / 42.3 µs at 1 / 16 rows).
 HIST_COPIES = tl.constexpr(8)
-COPIES_UP_TO_LOG2 = tl.constexpr(4)
-# The launches without copies (cut into more than 2**COPIES_UP_TO_LOG2 chunks: up to 16 rows) give each chunk
-# WIDE words, so that a 16-bit top-p cut's first pass may be wide (long_rows.WIDE_BITS): one search pass
-# where two took ~10 µs each. 2 MiB of scratch per row at 128 chunks; larger batches keep DIGITS words a chunk.
+COPIES_UP_TO_LOG2 = tl.constexpr(3)
+# The launches without copies (cut into more than 2**COPIES_UP_TO_LOG2 chunks: every default launch, 16
+# chunks above 16 rows included) give each chunk WIDE words, so that a 16-bit top-p cut's first pass may be
+# wide (long_rows.WIDE_BITS): one search pass where two took ~10 µs each. At 128 rows the wide first pass
+# without copies beat the narrow passes with them: the long nucleus 1 in 16 93.3 against 101.1 µs (run
+# 214). Scratch: 16 KiB per chunk, 2 MiB per row at 128 chunks, 256 KiB per row at 16 (32 MiB at 128 rows).
 
 
 # The three rules below are the one source of a launch's hist layout, for the launcher (hist_words) and the
@@ -112,7 +115,7 @@ def chunk_words(chunks_log2):
 @triton.constexpr_function
 def wide_words(chunks_log2, key64):
     """A wide pass's words (0: the launch has none): launches of 16-bit rows whose chunks have WIDE words
-    (every SHARED launch up to 16 rows)."""
+    (every SHARED launch of the default chunk counts)."""
     return WIDE.value if not key64 and chunk_words(chunks_log2) == WIDE.value else 0
 
 

@@ -69,7 +69,10 @@ class Sampler:
     faster than 16 up to 16 rows and slower from 64 rows on, with guided or fixed takes (runs 106-108);
     once the chunks fold their sums into the row's words, 128 were faster than 64 up to 16 rows (run
     177: the long nucleus 1 in 16 46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16
-    by default, one per take (on an H100, 64 from 2 to 16 rows: _chunks).
+    by default, one per take (on an H100, 64 from 2 to 16 rows: _chunks). Scratch for those passes,
+    allocated once per batch size in launches that may need them: 16 KiB per chunk and row where a pass
+    has more than 8 chunks (2 MiB per row at 128 chunks, 256 KiB at 16: 32 MiB for 128 rows), 2 KiB per
+    chunk and row plus 16 KiB per program with 8 or fewer (shared_sets.hist_words).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,

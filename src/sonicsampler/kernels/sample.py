@@ -1069,7 +1069,10 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
                 need_lf, spec, m_spec)
             if long_set:
                 log_final = lf
-                keep = set_head(keep, x, m0, target, search_p)
+                # The candidates' part of the set: read only by processed top-n log-probabilities and the
+                # draft distribution (a scan over the candidates, skipped at the end of the row's chain).
+                if RETURN_DRAFT | ((flags & LOGPROBS_PROCESSED) != 0):
+                    keep = set_head(keep, x, m0, target, search_p)
                 if (flags & GREEDY) == 0:
                     token = drawn
                     tok_lane = C

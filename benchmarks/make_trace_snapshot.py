@@ -54,9 +54,9 @@ EDITS = {
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",
          "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + _pass_of(w))\n"),
-        ("    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n",
-         "    final, by_count, clamped, early = _get(iv, 5) != 0, _get(iv, 4) != 0, _get(iv, 10) != 0, _get(iv, 11) != 0\n"
-         "    mark_first(hist_ptr, 110 + wi)\n"),
+        ("    wide, w_lo, w_t = _cg(ip, 12) != 0, _cg(ip, 13), _cg(ip, 14)\n",
+         "    wide, w_lo, w_t = _cg(ip, 12) != 0, _cg(ip, 13), _cg(ip, 14)\n"
+         "    mark_first(hist_ptr, 110 + wi + ((w_lo + w_t) == -123456789).to(tl.int32))\n"),
         # Inside a program's first chunk: 7 after chunk_pass (its loads, zeroing and atomics issued), 8 after
         # chunk_sums (the read-back), 9 after the fold's atomics are issued (before the release).
         ("                         w_lo=w_lo, w_t=w_t, WIDE_W=WW)\n",

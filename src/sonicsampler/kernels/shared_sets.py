@@ -595,8 +595,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             wide = phase < 0
                         elif discard:
                             # A pass posted before the candidates may have been wide: its words back to zero.
-                            for g in tl.static_range(FC):
-                                tl.store(tot + g * WIDE + jw, tl.zeros((WW,), tl.int64))
+                            for cp in tl.static_range(FC):
+                                tl.store(tot + cp * WIDE + jw, tl.zeros((WW,), tl.int64))
                     if ~was_wide:
                         total = _take_sums(tot, jd, FC)
                         if ~discard:

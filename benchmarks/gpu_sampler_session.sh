@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -846,6 +846,25 @@ if rows:
             # long nucleus at 1 / 16 rows; into $OUT/run208.log
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
+  ncu216)   # run 216 (session 38) Nsight Compute on one call of the long nucleus 1 in 16 at 128 rows (the tree, HEAD's
+            # kernels after run 215's fold copies were reverted): where stage 2's chunks spend ~1.8 µs per sub-tile
+            # (run 215's timeline: 21.5 µs per chunk of ~9 sub-tiles); the details page, then the hot spots by SASS
+            # line and by Triton source line; into $OUT/ncu_*
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    echo "ncu: $NCU"; "$NCU" --version | tail -1
+    mkdir -p /tmp/ncu
+    for c in "sample long_nucleus_1_in_16 128"; do
+        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
+        timeout 300 "$NCU" --profile-from-start off --clock-control none --set full --import-source yes -f \
+            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
+        tail -2 "/tmp/ncu/$name.log"
+        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
+        for view in sass cuda; do
+            "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source $view > "/tmp/ncu/$name.$view.csv" 2>&1
+            python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.$view.csv" 80 >> "$OUT/ncu_hotspots_$view.txt" 2>&1
+        done
+    done
+    tar -czf "$OUT/ncu_csv.tgz" -C /tmp/ncu --exclude='*.ncu-rep' . ; ls -la "$OUT" ;;
   fold215)  # run 215 (session 38) the chunks fold a pass's sums into copies of the row's words (chunk c into copy
             # c % FC, FC = chunks / 2**FOLD_SHARE_LOG2, at most 8; the owner adds them up): the tree (4: 128 chunks 8
             # copies, 64 chunks 4) against .ab/f3 (3: 8 / 8, 16 chunks 2) and .ab/head (HEAD, no copies), the long

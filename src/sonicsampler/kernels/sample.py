@@ -46,7 +46,7 @@ from .topk import (emit_tile_candidates, quotient_list, flat_program, group_bits
                    load_tile_keys, merge_tile_above, next_marked, selection_scratch, store_tile_list, tile_lasts)
 from .pdl import let_next_start, wait_for_previous
 from .long_rows import long_set_kinds, nucleus_low_key, nucleus_start, set_head
-from .shared_sets import announce, batch_may_exceed, fold_copies, post_first_pass, shared_long_set, wide_words
+from .shared_sets import announce, batch_may_exceed, post_first_pass, shared_long_set, wide_words
 from .tile import load_tile, processed_tile, tile_keys, token_values
 
 ACTIVE = tl.constexpr(bits.ACTIVE)
@@ -541,8 +541,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                      pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, SKIP_UNTRUNCATED: tl.constexpr = False,
                      RAW_KEYS: tl.constexpr = False, REFILL_CALL: tl.constexpr = False,
                      SPEC_POST: tl.constexpr = False, share=False, board_ptr=None, ipar_ptr=None, fpar_ptr=None,
-                     total_ptr=None, seed=0, pos=0, spec_early=None, SPEC_WW: tl.constexpr = 0,
-                     SPEC_FC: tl.constexpr = 1):
+                     total_ptr=None, seed=0, pos=0, spec_early=None, SPEC_WW: tl.constexpr = 0):
     """One row's candidates and truncated distribution: the rules of the sampler's stage 2, shared by
     speculative verification (kernels/verify.py) so that the two can never disagree.
 
@@ -597,7 +596,7 @@ def row_distribution(logits_ptr, stride_row, V, row, slot, flags,
                                           NEG_INF_KEY)
             if spec:
                 post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m_spec, slot, flags, seed, pos,
-                                spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW, SPEC_FC)
+                                spec_early, KEY64, lse_all, p_top, V, IS_BF16, SPEC_WW)
     if skip:
         top = tl.zeros([C], tl.uint64)
         top0 = tl.zeros((), tl.uint64)
@@ -1031,8 +1030,7 @@ def _sample_row(row, logits_ptr, stride_row, V, slots_ptr, max_slots, positions_
         SKIP_UNTRUNCATED=SKIP_UNTRUNCATED, RAW_KEYS=RAW_KEYS, REFILL_CALL=REFILL_CALL,
         SPEC_POST=SHARED & EXACT_UNTRUNCATED, share=share, board_ptr=board_ptr, ipar_ptr=ipar_ptr,
         fpar_ptr=fpar_ptr, total_ptr=total_ptr, seed=seed, pos=pos,
-        spec_early=~need_lf, SPEC_WW=wide_words(CHUNKS_LOG2, KEY64),
-        SPEC_FC=fold_copies(CHUNKS_LOG2))
+        spec_early=~need_lf, SPEC_WW=wide_words(CHUNKS_LOG2, KEY64))
 
     # Rows whose set exceeds the bound and that exact passes over the whole row can settle
     # (kernels/long_rows.py), unless the bounded approximation was asked for.

@@ -68,27 +68,13 @@ GREEDY = tl.constexpr(_bits.GREEDY)
 
 BOARD_W = tl.constexpr(64)   # int32 words per row: state (+ the posted pass's taken count), done counters (32 + pass)
 DONE_AT = tl.constexpr(32)
-# The row's words that the chunks fold their results into (int64, TOTAL_W per row): FOLD_MAX copies of a
-# search pass's sums (WIDE words each; DIGITS used by a narrow pass), of which a launch uses FC =
-# fold_copies(chunks_log2), chunk c adding into copy c % FC; then the draw's best (_best_word) at BEST_AT and
-# its mass at BEST_AT + 1. The owner adds the copies up and sets them before each post, once every chunk of
-# the pass before is done (no chunk then writes them). The layout is the same in every launch, whatever
-# its FC: words that one launch leaves set (the draw's) are never another's sums, which must be zero.
-# Why copies: a wide pass's chunks each fold ~1000 sums into the same 2048 words at about the same time,
-# and atomics on one word queue at the L2 (~30-40 ns each, run 189); with 2**FOLD_SHARE_LOG2 chunks at
-# most per copy the queue of a word is that long, for a read of FC x WIDE words by the owner.
-FOLD_SHARE_LOG2 = tl.constexpr(4)
-FOLD_MAX = tl.constexpr(8)
-BEST_AT = tl.constexpr(FOLD_MAX.value * WIDE.value)
-TOTAL_W = tl.constexpr(FOLD_MAX.value * WIDE.value + 8)
-
-
-@triton.constexpr_function
-def fold_copies(chunks_log2):
-    """Copies of the row's sums that a launch's chunks fold into (chunk c into copy c % FC)."""
-    return min(FOLD_MAX.value, max(1, 2 ** (chunks_log2 - FOLD_SHARE_LOG2.value)))
-
-
+# The row's words that the chunks fold their results into (int64, at total_ptr + row * TOTAL_W): a search
+# pass's DIGITS integer sums (WIDE for a wide pass), the draw's best (_best_word) at BEST_AT and its mass at
+# MASS_AT. The owner sets them before each post, once every chunk of the pass before is done (no chunk then
+# writes them).
+BEST_AT = tl.constexpr(WIDE.value)
+MASS_AT = tl.constexpr(WIDE.value + 1)
+TOTAL_W = tl.constexpr(WIDE.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
 # Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early, wide,
 # the wide window's w_lo and T), fp32 (thr, m, the cuts' masses). The row's slot, bits, seed and position
@@ -262,12 +248,10 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
                WW: tl.constexpr):
     """Chunks wc..wc+wn-1 of pass wi of row wr (one claim on its counter): run each (a search pass's
     sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
-    fold its results into the row's words at total_ptr (TOTAL_W; copy c % FC of the sums), and count them
-    done (released after the atomics).
+    fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
+    the atomics).
     Everything about the row comes from the pass's parameters, whoever runs it (_cg), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
-    FC: tl.constexpr = fold_copies(CHUNKS_LOG2)
-    tot = total_ptr + wr * TOTAL_W
     ip = ipar_ptr + wr * PARAMS_W
     fp = fpar_ptr + wr * PARAMS_W
     lo_k, lo, s_lo, shift = _cg(ip, 0), _cg(ip, 1), _cg(ip, 2), _cg(ip, 3)
@@ -298,12 +282,12 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
         # Fold the chunk's results into the row's words (integer sums and an exact max: the same whatever
         # the order of the chunks), so that the owner reads one row's worth, not one per chunk.
         if final | early:
-            tl.atomic_max(tot + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
+            tl.atomic_max(total_ptr + wr * TOTAL_W + BEST_AT, _best_word(_get(out, 0), _get(out, 1)), sem="relaxed")
         if final:
-            tl.atomic_add(tot + BEST_AT + 1, mass, sem="relaxed")
+            tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
             h = chunk_sums(adds_c, HC, WW, wide)
-            tl.atomic_add(tot + (c % FC) * WIDE + jd, h, mask=h != 0, sem="relaxed")
+            tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
             if HC > 1:
                 # The chunk's sums in its words, where the owner reads the weight tied at a cut's key; every
                 # thread has read the copies before the program's next chunk zeroes them.
@@ -379,36 +363,21 @@ def _claim(claim, nch, free, progs):
 
 
 @triton.jit
-def _open(board_ptr, total_ptr, row, FC: tl.constexpr):
+def _open(board_ptr, total_ptr, row):
     """The row's board and words for this launch: counters zero (no helper touches them before the
-    first post), the pass's sums zero (each of the FC copies), the draw's best at its lowest."""
+    first post), the pass's sums zero, the draw's best at its lowest."""
     z = tl.arange(0, BOARD_W)
     tl.store(board_ptr + row * BOARD_W + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
-    # Words DIGITS..WIDE of each copy (a wide pass's) are zero already: zero when allocated, and zeroed by
-    # the owner after every wide pass (_take_sums), so that no launch pays for zeroing them on its chain.
-    tot = total_ptr + row * TOTAL_W
-    for g in tl.static_range(FC):
-        tl.store(tot + g * WIDE + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
-    tl.store(tot + BEST_AT, LOWEST)
-    tl.store(tot + BEST_AT + 1, tl.zeros((), tl.int64))
-
-
-@triton.jit
-def _take_sums(tot, j, FC: tl.constexpr):
-    """The pass's sums at words j of the row's words `tot`, added up over the FC copies, which are zeroed
-    for the next pass (the same threads' loads come first; the next post releases the stores)."""
-    s = tl.load(tot + j, volatile=True)
-    for g in tl.static_range(1, FC):
-        s += tl.load(tot + g * WIDE + j, volatile=True)
-    for g in tl.static_range(FC):
-        tl.store(tot + g * WIDE + j, tl.zeros(j.shape, tl.int64))
-    return s
+    # Words DIGITS..WIDE (a wide pass's) are zero already: zero when allocated, and zeroed by the owner
+    # after every wide pass (shared_long_set), so that no launch pays for zeroing 2048 words on its chain.
+    tl.store(total_ptr + row * TOTAL_W + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
+    tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
+    tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
 
 
 @triton.jit
 def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flags, seed, pos, early,
-                    KEY64: tl.constexpr, lse_all, top_p, V, IS_BF16: tl.constexpr, WW: tl.constexpr,
-                    FC: tl.constexpr):
+                    KEY64: tl.constexpr, lse_all, top_p, V, IS_BF16: tl.constexpr, WW: tl.constexpr):
     """Post, before the row's candidates are known, the first search pass of a nucleus over every key
     (by mass relative to exp(m), no other cut): the pass a long nucleus without top-k or min-p starts
     with when its candidates do not narrow it. Helpers run it while the row's program merges its
@@ -420,7 +389,7 @@ def post_first_pass(board_ptr, ipar_ptr, fpar_ptr, total_ptr, row, m, slot, flag
     shared_long_set reads that window back from the pass's parameters."""
     KEY_BITS: tl.constexpr = 32 if KEY64 else 16
     who = _who(slot, flags, seed, pos)
-    _open(board_ptr, total_ptr, row, FC)
+    _open(board_ptr, total_ptr, row)
     no = tl.full((), -1, tl.int64)
     false = row < 0
     zero = tl.full((), 0.0, tl.float32)
@@ -467,8 +436,6 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     HC: tl.constexpr = hist_copies(CHUNKS_LOG2)
     CH_W: tl.constexpr = chunk_words(CHUNKS_LOG2)
     WW: tl.constexpr = wide_words(CHUNKS_LOG2, KEY64)
-    FC: tl.constexpr = fold_copies(CHUNKS_LOG2)
-    tot = total_ptr + row * TOTAL_W
     # This program's copies of the search's words (HC > 1): after every chunk's own words.
     copies_ptr = hist_ptr + n_share * NCH * CH_W + tl.program_id(0).to(tl.int64) * (HIST_COPIES * DIGITS)
     ROWS: tl.constexpr = 2 ** ROWS_LOG2
@@ -529,7 +496,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             sv = tl.load(ipar_ptr + row * PARAMS_W + tl.arange(0, PARAMS_W), volatile=True)
             wide, w_lo, w_t = _get(sv, 12) != 0, _get(sv, 13), _get(sv, 14)
     if (phase < 3) & ~spec:
-        _open(board_ptr, total_ptr, row, FC)
+        _open(board_ptr, total_ptr, row)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
               thr, m, f_hi_k, target_k, f_hi, target, drew, wide, w_lo, w_t)
     elif (phase == 3) & (row < n_share):
@@ -560,8 +527,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 # Every chunk of the own pass is done (each folded its results into the row's words).
                 acted = phase < 3
                 if phase == 2:
-                    best = tl.load(tot + BEST_AT, volatile=True)
-                    mass = tl.load(tot + BEST_AT + 1, volatile=True)
+                    best = tl.load(total_ptr + row * TOTAL_W + BEST_AT, volatile=True)
+                    mass = tl.load(total_ptr + row * TOTAL_W + MASS_AT, volatile=True)
                     drawn = 4294967295 - (best & 4294967295)
                     log_final = m + tl.log(mass.to(tl.float32) * INV_FIX)
                     phase = 3
@@ -577,7 +544,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     if WW > 0:
                         jw = tl.arange(0, WW)
                         if was_wide:
-                            total_w = _take_sums(tot, jw, FC)
+                            total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
                             # The early draw (a wide pass is the search's first): its loads (_early_load) are
                             # issued before the step below, which runs while they are in flight, and its key
                             # is computed after. Issued for every row: three words.
@@ -595,10 +563,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             wide = phase < 0
                         elif discard:
                             # A pass posted before the candidates may have been wide: its words back to zero.
-                            for cp in tl.static_range(FC):
-                                tl.store(tot + cp * WIDE + jw, tl.zeros((WW,), tl.int64))
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
                     if ~was_wide:
-                        total = _take_sums(tot, jd, FC)
+                        total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
+                        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
                         if ~discard:
                             s_lo, shift, s_target, s_f_hi, jj, done = search_step(
                                 total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)
@@ -641,7 +609,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             tl.atomic_xchg(own, DONE, sem="relaxed")
                         else:
                             # The final pass draws again: its chunks start from the lowest word.
-                            tl.store(tot + BEST_AT, LOWEST)
+                            tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
                     if phase < 3:
                         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2,
                               clamped, who, thr, m, f_hi_k, target_k, f_hi, target, phase < 0, wide, w_lo, w_t)

@@ -58,6 +58,8 @@ TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
 # Whether a lane's warp is read from %tid.x (on the GPU; the interpreter has no warps, and takes a
 # fixed split of the sub-tile instead: any split of the tokens over copies gives the same sums).
 WARP_ASM = tl.constexpr(not INTERPRETED)
+# Whether red_add issues its reductions in PTX (on the GPU) rather than through tl.atomic_add.
+RED_ASM = tl.constexpr(not INTERPRETED)
 
 # A search pass splits its key range into 2**DIGIT_BITS intervals (one digit of the key per pass).
 DIGIT_BITS = tl.constexpr(8)
@@ -102,17 +104,17 @@ def _set_tile(raw, t, V, row, slot, flags,
               mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
               rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
               thr, m, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr, IS_BF16: tl.constexpr,
-              HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr):
+              HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr, pend_ptr, n_pend, PENDING: tl.constexpr, inv_temp):
     """Sub-tile t (2**SUB_LOG2 tokens) of the row, its raw logits `raw` already loaded: processed
     values, token ids, value keys (int32 for 16-bit keys, int64 for fp32's 32-bit ones; 0 where not
     live), which tokens reach min-p's threshold (every live finite token when thr is -inf), and their
-    mass relative to exp(m)."""
+    mass relative to exp(m). inv_temp: the slot's 1 / temperature, loaded once by the caller."""
     offs = t.to(tl.int32) * (2 ** SUB_LOG2) + tl.arange(0, 2 ** SUB_LOG2)
     inb = offs < V
     x, bad = process_tile(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                           counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                           temp_ptr, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING,
-                          t.to(tl.int32) * (2 ** SUB_LOG2), 2 ** SUB_LOG2)
+                          t.to(tl.int32) * (2 ** SUB_LOG2), 2 ** SUB_LOG2, inv_temp=inv_temp)
     live = inb & ~bad
     in_set = live & (x > float("-inf"))
     # Value keys alone: the tile keys' index half is not needed here.
@@ -234,6 +236,8 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     # round trips overlap.
     t = tl.zeros((), tl.int32) + t0
     raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
+    # Once, not per sub-tile (process would load it each time, and the product waited on it: ncu, run 216).
+    inv_temp = tl.load(temp_ptr + slot)
     if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
         if WIDE_W > 0:
@@ -253,7 +257,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
         x, offs, key, in_set, w = _set_tile(
             raw, t, V, row, slot, flags, mask_ptr, mask_stride, token_bits_ptr, words,
             counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-            thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING)
+            thr, m, SUB_LOG2, KEY64, IS_BF16, HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, inv_temp)
         in_k, tk = _cut(in_set, key, in_set.to(tl.float32), lo_k, f_hi_k, target_k, tied_k)
         member, tp = _cut(in_k, key, w, lo, f_hi, target, tied_p)
         tied_k += tk
@@ -285,7 +289,7 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies by token (i % 8) was no cheaper (run 171: zeroing and summing the
             # copies); by warp (COPIES) they pay where chunks span many sub-tiles (run 192).
-            tl.atomic_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, mask=hit, sem="relaxed")
+            red_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, hit)
             if early:
                 noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)
                 a0, a1 = _lane_argmax(a0, a1, tl.where(member, x + noise, float("-inf")), offs)
@@ -309,6 +313,20 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
         out = _pick(j, 0, best_a) + _pick(j, 1, idx_a) + _pick(j, 3, d_in) \
             + _pick(j, 4, best_b) + _pick(j, 5, idx_b) + _pick(j, 6, resid_mass)
     return out, mass
+
+
+@triton.jit
+def red_add(ptr, val, mask):
+    """tl.atomic_add(ptr, val, mask=mask, sem="relaxed") for int64 values whose old values nobody reads.
+    On the GPU one `red.relaxed.gpu` per lane from the operands' own layout: Triton's atomic first moves
+    its operands through shared memory into a layout of one lane per thread, which in the search passes'
+    loop took three conversions (pointers, values, mask) and five barriers per sub-tile (ncu, run 216)."""
+    if RED_ASM:
+        tl.inline_asm_elementwise(
+            "{ .reg .pred p; setp.ne.s32 p, $3, 0; @p red.relaxed.gpu.global.add.u64 [$1], $2; mov.u32 $0, 0; }",
+            "=r,l,l,r", [ptr, val.to(tl.int64), mask.to(tl.int32)], dtype=tl.int32, is_pure=False, pack=1)
+    else:
+        tl.atomic_add(ptr, val.to(tl.int64), mask=mask, sem="relaxed")
 
 
 @triton.jit

@@ -60,7 +60,7 @@ import triton.language as tl
 
 from .. import indicators as _bits
 from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
-                        nucleus_low_key, search_step, value_key, wide_step, wide_window)
+                        nucleus_low_key, red_add, search_step, value_key, wide_step, wide_window)
 from .tile import token_processed
 
 MAY_EXCEED = tl.constexpr(_bits.MAY_EXCEED)
@@ -287,7 +287,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
             h = chunk_sums(adds_c, HC, WW, wide)
-            tl.atomic_add(total_ptr + wr * TOTAL_W + jd, h, mask=h != 0, sem="relaxed")
+            red_add(total_ptr + wr * TOTAL_W + jd, h, h != 0)
             if HC > 1:
                 # The chunk's sums in its words, where the owner reads the weight tied at a cut's key; every
                 # thread has read the copies before the program's next chunk zeroes them.

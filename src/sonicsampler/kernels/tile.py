@@ -40,12 +40,14 @@ def process_tile(raw, offs, inb, row, slot, flags, V,
                  mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                  rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                  HAS_MASK: tl.constexpr, MAX_BIAS: tl.constexpr,
-                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, span_lo=0, SPAN: tl.constexpr = 0):
+                 pend_ptr=None, n_pend=0, PENDING: tl.constexpr = False, span_lo=0, SPAN: tl.constexpr = 0,
+                 inv_temp=None):
     """A loaded tile's processed logits and its lanes with NaN or +inf processed values. PENDING: the
-    row's pending draft tokens count as output; SPAN: the ids' range (prologue.process)."""
+    row's pending draft tokens count as output; SPAN: the ids' range; inv_temp: 1 / temperature if the
+    caller loaded it (prologue.process)."""
     x = process(raw, offs, inb, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words, counts_ptr,
                 rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
-                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, span_lo, SPAN)
+                HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, span_lo, SPAN, inv_temp=inv_temp)
     return x, inb & ((x != x) | (x == float("inf")))
 
 

@@ -54,8 +54,8 @@ EDITS = {
         ("                acted = phase < 3\n", "                mark(hist_ptr, 30 + i)\n                acted = phase < 3\n"),
         ("                if w >= POSTED:\n",
          "                if w >= POSTED:\n                    mark_first(hist_ptr, 100 + _pass_of(w))\n"),
-        ("    wide, w_lo, w_t = _cg(ip, 12) != 0, _cg(ip, 13), _cg(ip, 14)\n",
-         "    wide, w_lo, w_t = _cg(ip, 12) != 0, _cg(ip, 13), _cg(ip, 14)\n"
+        ("    wide, w_lo, w_t = _param(ip, 12) != 0, _param(ip, 13), _param(ip, 14)\n",
+         "    wide, w_lo, w_t = _param(ip, 12) != 0, _param(ip, 13), _param(ip, 14)\n"
          "    mark_first(hist_ptr, 110 + wi + ((w_lo + w_t) == -123456789).to(tl.int32))\n"),
         # Inside a program's first chunk: 7 after chunk_pass (its loads, zeroing and atomics issued), 8 after
         # chunk_sums (the read-back), 9 after the fold's atomics are issued (before the release).

@@ -216,12 +216,15 @@ def _who(slot, flags, seed, pos):
 
 
 @triton.jit
-def _cg(p, J: tl.constexpr):
-    """Word J at p as a plain scalar load from L2 (.cg: past L1, which other SMs' writes do not update).
-    A chunk reads its pass's parameters so, after the claim's acquire: the loads issue together and
-    need no reduction (run 212 at 1 / 16 / 128 rows, the long nucleus 1 in 16: 25.8 / 30.4 / 100.6 µs
-    against 26.0 / 30.6 / 104.5 with one volatile vector load and a block reduction per value, _get)."""
-    return tl.load(p + J, cache_modifier=".cg")
+def _param(p, J: tl.constexpr):
+    """Word J of a posted pass's parameters at p, as a plain scalar load. A chunk reads them so after the
+    claim's acquire, which invalidates the SM's L1 (CCTL.IVALL after the ATOMG in the sm_90 code), so the
+    loads see the post's values; cached in L1, a program's warps then send one request per line to the
+    L2, not one per warp and word. Run 220: with `.cg` loads (past L1) every helper of a 1-row launch
+    sent 21 requests per warp to the same two lines, and its parameters came ~4.6 µs after its claim
+    (~1 µs cached): the long and mid nuclei 25.1 / 27.0 µs at 1 row against 25.6 / 28.5. (Before run 212
+    one volatile vector load and a block reduction per value, _get, cost more at 128 rows.)"""
+    return tl.load(p + J)
 
 
 @triton.jit
@@ -250,16 +253,16 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     sums in the chunk's own words at hist_ptr, which the weight tied at a cut's key is read from later),
     fold its results into the row's words at total_ptr (TOTAL_W), and count them done (released after
     the atomics).
-    Everything about the row comes from the pass's parameters, whoever runs it (_cg), once per claim."""
+    Everything about the row comes from the pass's parameters, whoever runs it (_param), once per claim."""
     NCH: tl.constexpr = 2 ** CHUNKS_LOG2
     ip = ipar_ptr + wr * PARAMS_W
     fp = fpar_ptr + wr * PARAMS_W
-    lo_k, lo, s_lo, shift = _cg(ip, 0), _cg(ip, 1), _cg(ip, 2), _cg(ip, 3)
-    slot, flags, seed, pos = _cg(ip, 6), _cg(ip, 7).to(tl.int32), _cg(ip, 8), _cg(ip, 9)
-    thr, m, f_hi_k, target_k, f_hi, target = _cg(fp, 0), _cg(fp, 1), _cg(fp, 2), _cg(fp, 3), _cg(fp, 4), \
-        _cg(fp, 5)
-    final, by_count, clamped, early = _cg(ip, 5) != 0, _cg(ip, 4) != 0, _cg(ip, 10) != 0, _cg(ip, 11) != 0
-    wide, w_lo, w_t = _cg(ip, 12) != 0, _cg(ip, 13), _cg(ip, 14)
+    lo_k, lo, s_lo, shift = _param(ip, 0), _param(ip, 1), _param(ip, 2), _param(ip, 3)
+    slot, flags, seed, pos = _param(ip, 6), _param(ip, 7).to(tl.int32), _param(ip, 8), _param(ip, 9)
+    thr, m, f_hi_k, target_k, f_hi, target = _param(fp, 0), _param(fp, 1), _param(fp, 2), _param(fp, 3), _param(fp, 4), \
+        _param(fp, 5)
+    final, by_count, clamped, early = _param(ip, 5) != 0, _param(ip, 4) != 0, _param(ip, 10) != 0, _param(ip, 11) != 0
+    wide, w_lo, w_t = _param(ip, 12) != 0, _param(ip, 13), _param(ip, 14)
     jd = tl.arange(0, DIGITS if WW == 0 else WW)
     c = wc
     while c < wc + wn:

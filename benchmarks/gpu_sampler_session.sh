@@ -64,6 +64,28 @@ verify_ab() {
         --vocab 151936 --rows "$rows" --impl sonicsampler --budget-ms 60 --out "$OUT/verify_before.csv" "$@" 2>&1 \
         | grep -v "^ \|Warning\|warn"
 }
+# ncu_source SECONDS TOP CASE...: Nsight Compute (--set full, lineinfo) on one call per CASE (profile_ncu.py's
+# arguments, e.g. "sample top_p 1"), each under SECONDS: the details page into $OUT/ncu_details.txt, the TOP hot
+# spots by SASS line and by source line into $OUT/ncu_hotspots_{sass,cuda}.txt, the CSVs into $OUT/ncu_csv.tgz
+ncu_source() {
+    local secs=$1 top=$2 c name view NCU
+    shift 2
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    echo "ncu: $NCU"; "$NCU" --version | tail -1
+    mkdir -p /tmp/ncu
+    for c in "$@"; do
+        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
+        timeout "$secs" "$NCU" --profile-from-start off --clock-control none --set full --import-source yes -f \
+            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
+        tail -2 "/tmp/ncu/$name.log"
+        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
+        for view in sass cuda; do
+            "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source $view > "/tmp/ncu/$name.$view.csv" 2>&1
+            python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.$view.csv" "$top" >> "$OUT/ncu_hotspots_$view.txt" 2>&1
+        done
+    done
+    tar -czf "$OUT/ncu_csv.tgz" -C /tmp/ncu --exclude='*.ncu-rep' . ; ls -la "$OUT"
+}
 case "$1" in
   topk)     # runs 18-20 in one call: top-k exactness (fp16/fp32 shapes, table configurations), graph and
             # recompiles after topk_warmup, stage-2 parts, top-k against its baselines at four vocabularies
@@ -901,21 +923,7 @@ if rows:
             # kernels after run 215's fold copies were reverted): where stage 2's chunks spend ~1.8 µs per sub-tile
             # (run 215's timeline: 21.5 µs per chunk of ~9 sub-tiles); the details page, then the hot spots by SASS
             # line and by Triton source line; into $OUT/ncu_*
-    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    echo "ncu: $NCU"; "$NCU" --version | tail -1
-    mkdir -p /tmp/ncu
-    for c in "sample long_nucleus_1_in_16 128"; do
-        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
-        timeout 300 "$NCU" --profile-from-start off --clock-control none --set full --import-source yes -f \
-            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
-        tail -2 "/tmp/ncu/$name.log"
-        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
-        for view in sass cuda; do
-            "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source $view > "/tmp/ncu/$name.$view.csv" 2>&1
-            python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.$view.csv" 80 >> "$OUT/ncu_hotspots_$view.txt" 2>&1
-        done
-    done
-    tar -czf "$OUT/ncu_csv.tgz" -C /tmp/ncu --exclude='*.ncu-rep' . ; ls -la "$OUT" ;;
+    ncu_source 300 80 "sample long_nucleus_1_in_16 128" ;;
   fold215)  # run 215 (session 38) the chunks fold a pass's sums into copies of the row's words (chunk c into copy
             # c % FC, FC = chunks / 2**FOLD_SHARE_LOG2, at most 8; the owner adds them up): the tree (4: 128 chunks 8
             # copies, 64 chunks 4) against .ab/f3 (3: 8 / 8, 16 chunks 2) and .ab/head (HEAD, no copies), the long
@@ -1472,21 +1480,7 @@ extract/4096/16/4x8/128x255,extract/2048/8/4x8/0x255,extract/4096/16/8x8/0x255,e
   ncu138)   # run 138 (session 27): Nsight Compute on one 1-row call each of the sampler (standard mix) and the top-k,
             # where stage 2's ~12 (sampler) and ~8 (top-k) us go now (run 67 was before sessions 8-26): the details
             # page (stall reasons), then the hot spots by SASS line and by Triton source line (lineinfo)
-    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-    echo "ncu: $NCU"; "$NCU" --version | tail -1
-    mkdir -p /tmp/ncu
-    for c in "sample top_p 1" "topk - 1"; do
-        name=$(echo "$c" | tr ' ' '_' | tr -d '-')
-        timeout 200 "$NCU" --profile-from-start off --clock-control none --set full --import-source yes -f \
-            -o "/tmp/ncu/$name" python3 benchmarks/profile_ncu.py $c > "/tmp/ncu/$name.log" 2>&1
-        tail -2 "/tmp/ncu/$name.log"
-        { echo "######## $c"; "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page details; } >> "$OUT/ncu_details.txt" 2>&1
-        for view in sass cuda; do
-            "$NCU" -i "/tmp/ncu/$name.ncu-rep" --page source --csv --print-source $view > "/tmp/ncu/$name.$view.csv" 2>&1
-            python3 benchmarks/ncu_hotspots.py "/tmp/ncu/$name.$view.csv" 50 >> "$OUT/ncu_hotspots_$view.txt" 2>&1
-        done
-    done
-    tar -czf "$OUT/ncu_csv.tgz" -C /tmp/ncu --exclude='*.ncu-rep' . ; ls -la "$OUT" ;;
+    ncu_source 200 50 "sample top_p 1" "topk - 1" ;;
   tune137)  # run 137 (session 27): the 1-row table entry (rank/4096/16, run 70) against extract configurations, which
             # since run 70 gained raw-ranked temperature rows (session 24), rows free of the normalizer (25) and
             # the pair keys (26), none of which the rank strategy takes; the current entry twice (noise)

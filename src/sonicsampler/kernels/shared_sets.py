@@ -259,9 +259,10 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
     fp = fpar_ptr + wr * PARAMS_W
     lo_k, lo, s_lo, shift = _param(ip, 0), _param(ip, 1), _param(ip, 2), _param(ip, 3)
     slot, flags, seed, pos = _param(ip, 6), _param(ip, 7).to(tl.int32), _param(ip, 8), _param(ip, 9)
-    thr, m, f_hi_k, target_k, f_hi, target = _param(fp, 0), _param(fp, 1), _param(fp, 2), _param(fp, 3), _param(fp, 4), \
-        _param(fp, 5)
-    final, by_count, clamped, early = _param(ip, 5) != 0, _param(ip, 4) != 0, _param(ip, 10) != 0, _param(ip, 11) != 0
+    thr, m, f_hi_k, target_k = _param(fp, 0), _param(fp, 1), _param(fp, 2), _param(fp, 3)
+    f_hi, target = _param(fp, 4), _param(fp, 5)
+    final, by_count = _param(ip, 5) != 0, _param(ip, 4) != 0
+    clamped, early = _param(ip, 10) != 0, _param(ip, 11) != 0
     wide, w_lo, w_t = _param(ip, 12) != 0, _param(ip, 13), _param(ip, 14)
     jd = tl.arange(0, DIGITS if WW == 0 else WW)
     c = wc

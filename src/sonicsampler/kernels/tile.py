@@ -115,8 +115,8 @@ def token_processed(raw, tok, row, slot, flags, V, mask_ptr, mask_stride, token_
     """The processed value of one token whose raw value (fp32) is already loaded: a caller can issue
     that load early and do other work while it is in flight (shared_sets._early_token); inv_temp:
     see prologue.process. The token goes through process as a 0-d block (scalars): until session 38 it
-    went as two lanes of a block, whose value then took a block reduction to read back (a shuffle tree
-    and a barrier at the end of a long row's chain, in its early draw)."""
+    went as two lanes of a block, whose value then took a reduction to read back (warp shuffles; no
+    time measured either way, run 221)."""
     return process(raw, tok, tok >= 0, row, slot, flags, V, mask_ptr, mask_stride, token_bits_ptr, words,
                    counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
                    HAS_MASK, MAX_BIAS, pend_ptr, n_pend, PENDING, inv_temp=inv_temp)

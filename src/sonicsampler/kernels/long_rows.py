@@ -55,11 +55,11 @@ from .tile import load_tile, process_tile
 TOP_K = tl.constexpr(bits.TOP_K)
 TOP_P = tl.constexpr(bits.TOP_P)
 TUPLE_REDUCE = tl.constexpr(not INTERPRETED)
-# Whether a lane's warp is read from %tid.x (on the GPU; the interpreter has no warps, and takes a
-# fixed split of the sub-tile instead: any split of the tokens over copies gives the same sums).
-WARP_ASM = tl.constexpr(not INTERPRETED)
-# Whether red_add issues its reductions in PTX (on the GPU) rather than through tl.atomic_add.
-RED_ASM = tl.constexpr(not INTERPRETED)
+# Whether inline PTX runs (on the GPU; the interpreter cannot run it): a lane's warp is read from %tid.x
+# (the interpreter has no warps, and takes a fixed split of the sub-tile instead: any split of the tokens
+# over copies gives the same sums), and red_add issues its reductions in PTX rather than through
+# tl.atomic_add.
+PTX_ASM = tl.constexpr(not INTERPRETED)
 
 # A search pass splits its key range into 2**DIGIT_BITS intervals (one digit of the key per pass).
 DIGIT_BITS = tl.constexpr(8)
@@ -321,7 +321,7 @@ def red_add(ptr, val, mask):
     On the GPU one `red.relaxed.gpu` per lane from the operands' own layout: Triton's atomic first moves
     its operands through shared memory into a layout of one lane per thread, which in the search passes'
     loop took three conversions (pointers, values, mask) and five barriers per sub-tile (ncu, run 216)."""
-    if RED_ASM:
+    if PTX_ASM:
         tl.inline_asm_elementwise(
             "{ .reg .pred p; setp.ne.s32 p, $3, 0; @p red.relaxed.gpu.global.add.u64 [$1], $2; mov.u32 $0, 0; }",
             "=r,l,l,r", [ptr, val.to(tl.int64), mask.to(tl.int32)], dtype=tl.int32, is_pure=False, pack=1)
@@ -335,7 +335,7 @@ def _copy_of(dj, SUB: tl.constexpr, COPIES: tl.constexpr):
     warp's (modulo COPIES) on the GPU, a fixed split of the sub-tile under the interpreter."""
     if COPIES == 1:
         return 0
-    elif WARP_ASM:
+    elif PTX_ASM:
         w = tl.inline_asm_elementwise("{ .reg .u32 t; mov.u32 t, %tid.x; shr.u32 $0, t, 5; }", "=r,r", [dj],
                                       dtype=tl.int32, is_pure=True, pack=1)
         return w % COPIES

@@ -76,6 +76,22 @@ EDITS = {
          '                            tl.atomic_xchg(own, DONE, sem="relaxed")\n                            mark(hist_ptr, 27)\n'
          '                        else:\n'),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
+        # A program's first board scan (40 before, 41 after) and its first scan that finds a posted pass (43).
+        ("            first = tl.full((), 0, tl.int64) + n_share\n",
+         "            mark_first(hist_ptr, 40)\n            first = tl.full((), 0, tl.int64) + n_share\n"),
+        ("            if first < n_share:\n                r1 = (first + home) % n_share\n",
+         "            mark_first(hist_ptr, 41)\n            if first < n_share:\n                mark_first(hist_ptr, 43)\n"
+         "                r1 = (first + home) % n_share\n"),
+        # 29: the owner's early draw's key computed (after its wide step, 26).
+        ("                                                   KEY64, IS_BF16, HAS_MASK, MAX_BIAS)\n"
+         "                                e_have = drew\n",
+         "                                                   KEY64, IS_BF16, HAS_MASK, MAX_BIAS)\n"
+         "                                mark(hist_ptr, 29)\n                                e_have = drew\n"),
+        # A pass posted before the candidates (post_first_pass, which has no hist pointer): its time in the
+        # row's last total word, which nothing else uses.
+        ("          who, tl.full((), float(\"-inf\"), tl.float32), m, zero, inf, zero, inf, early, wide, w_lo, w_t)\n",
+         "          who, tl.full((), float(\"-inf\"), tl.float32), m, zero, inf, zero, inf, early, wide, w_lo, w_t)\n"
+         "    tl.store(total_ptr + row * TOTAL_W + TOTAL_W - 1, now())\n"),
         ("    return drawn, log_final, target", "    mark(hist_ptr, 4)\n    return drawn, log_final, target"),
     ],
     "kernels/sample.py": [

@@ -7,7 +7,10 @@ pass's sums, 9 after the fold's atomics are issued; the owner's 26 / 28 after it
 step, 27 once its early draw holds; 10 + i the owner's post of pass i, 30 + i the owner seeing pass i's
 chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk start / last chunk end
 in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
-110 + i its first chunk's parameters loaded.
+110 + i its first chunk's parameters loaded; 40 / 41 before / after a program's first board scan, 43 its
+first scan that found a posted pass with chunks left; 29 the owner's early draw's key computed after a
+wide step. A pass posted before the candidates (post_first_pass) stamps its time in the row's last
+"total" word, which the trace reads as column 127 (zeroed with the stamps).
 
     PYTHONPATH=.ab/trace/src python benchmarks/trace_long_passes.py --out $OUT/trace.txt
 """
@@ -23,6 +26,7 @@ import torch
 
 from benchmarks.cases import gumbel
 from benchmarks.sampler_mix import make_sampler
+from sonicsampler.kernels import shared_sets
 
 OFF = 2 ** 23
 
@@ -33,11 +37,17 @@ def _trace(s, x, slots, positions, mask, reps):
         s.sample(x, slots, positions, mask)
     torch.cuda.synchronize()
     hist = next(b for k, b in s._scratch._bufs.items() if k[0] == "hist")
+    total = next(b for k, b in s._scratch._bufs.items() if k[0] == "total")
+    tw = shared_sets.TOTAL_W.value
+    n = x.shape[0]
     for _ in range(reps):
         hist[OFF:].zero_()
+        total.view(-1, tw)[:, tw - 1].zero_()
         s.sample(x, slots, positions, mask)
         torch.cuda.synchronize()
-        runs.append(hist[OFF:OFF + 256 * 128].view(256, 128).cpu())
+        tr = hist[OFF:OFF + 256 * 128].view(256, 128).clone()
+        tr[:n, 127] = total.view(-1, tw)[:n, tw - 1]
+        runs.append(tr.cpu())
     return runs
 
 
@@ -92,7 +102,20 @@ def describe(name, tr, n_rows, lines):
         if ok.any():
             d = _us(tr[:progs, slot][ok], st[ok])
             lines.append(f"   first chunk, start -> {what}: med {d.median():.2f} max {d.max():.2f} ({int(ok.sum())} programs)")
-    steps = "; ".join(f"{what} {f(own[slot])}" for slot, what in ((26, "wide step done"), (28, "narrow step done"),
+    posts = tr[:n_rows, 127]
+    if (posts > 0).any():
+        pu = _us(posts[posts > 0], t0)
+        lines.append(f"passes posted before the candidates: {int((posts > 0).sum())} rows, at {pu.min():.2f} / med "
+                     f"{pu.median():.2f} / {pu.max():.2f}")
+    for slot, what in ((3, "enter shared"), (40, "first board scan starts"), (41, "first board scan ends"),
+                       (43, "first scan finding a post")):
+        v = tr[:progs, slot]
+        if (v > 0).any():
+            vu = _us(v[v > 0], t0)
+            lines.append(f"   {what}: {int((v > 0).sum())} programs, {vu.min():.2f} / med {vu.median():.2f} / "
+                         f"{vu.max():.2f}")
+    steps = "; ".join(f"{what} {f(own[slot])}" for slot, what in ((26, "wide step done"), (29, "early key done"),
+                                                                 (28, "narrow step done"),
                                                                  (27, "early draw holds")) if own[slot] > 0)
     if steps:
         lines.append(f"row 0 after its last pass: {steps}")

@@ -30,7 +30,8 @@ def mark(hist_ptr, slot):
 
 @triton.jit
 def mark_first(hist_ptr, slot):
-    tl.atomic_cas(hist_ptr + TRACE_OFF + tl.program_id(0).to(tl.int64) * 128 + slot, tl.zeros((), tl.int64), now())
+    tl.atomic_cas(hist_ptr + TRACE_OFF + tl.program_id(0).to(tl.int64) * 128 + slot, tl.zeros((), tl.int64), now(),
+                  sem="relaxed")
 
 
 @triton.jit
@@ -76,9 +77,20 @@ EDITS = {
          '                            tl.atomic_xchg(own, DONE, sem="relaxed")\n                            mark(hist_ptr, 27)\n'
          '                        else:\n'),
         ("    progs = n_share + n_help\n", "    progs = n_share + n_help\n    mark(hist_ptr, 3)\n"),
+        # A row's program that has no long set: 44 after its DONE exchange, 45 at its loop's first round, 46 before
+        # its first look for other rows' chunks.
+        ('        tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence\n',
+         '        tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence\n        mark(hist_ptr, 44)\n'),
+        ("    while go:\n", "    while go:\n        mark_first(hist_ptr, 45)\n"),
+        ("        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):\n",
+         "        mark_first(hist_ptr, 46)\n        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):\n"),
+        # The owner after its last search step: 47 before the pass index's increment, 48 once its early draw is
+        # known to hold (before the DONE exchange; 27 after it).
+        ("                    i += 1\n", "                    mark(hist_ptr, 47)\n                    i += 1\n"),
+        ("                            drawn = e_tok\n", "                            mark(hist_ptr, 48)\n                            drawn = e_tok\n"),
         # A program's first board scan (40 before, 41 after) and its first scan that finds a posted pass (43).
-        ("            first = tl.full((), 0, tl.int64) + n_share\n",
-         "            mark_first(hist_ptr, 40)\n            first = tl.full((), 0, tl.int64) + n_share\n"),
+        ("            first, pending, free_all = _scan_board(",
+         "            mark_first(hist_ptr, 40)\n            first, pending, free_all = _scan_board("),
         ("            if first < n_share:\n                r1 = (first + home) % n_share\n",
          "            mark_first(hist_ptr, 41)\n            if first < n_share:\n                mark_first(hist_ptr, 43)\n"
          "                r1 = (first + home) % n_share\n"),

@@ -9,7 +9,9 @@ chunks all done (its reduction starts), 50 + i / 70 + i a program's first chunk 
 in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's post (before its claim),
 110 + i its first chunk's parameters loaded; 40 / 41 before / after a program's first board scan, 43 its
 first scan that found a posted pass with chunks left; 29 the owner's early draw's key computed after a
-wide step. A pass posted before the candidates (post_first_pass) stamps its time in the row's last
+wide step, 47 its cut set (before the pass index's increment), 48 its early draw known to hold (before
+the DONE exchange); 44 a row's program without a long set after its DONE exchange, 45 / 46 its loop's
+first round / first look for other rows' chunks. First-time stamps are relaxed CASes (no fences). A pass posted before the candidates (post_first_pass) stamps its time in the row's last
 "total" word, which the trace reads as column 127 (zeroed with the stamps).
 
     PYTHONPATH=.ab/trace/src python benchmarks/trace_long_passes.py --out $OUT/trace.txt
@@ -107,7 +109,9 @@ def describe(name, tr, n_rows, lines):
         pu = _us(posts[posts > 0], t0)
         lines.append(f"passes posted before the candidates: {int((posts > 0).sum())} rows, at {pu.min():.2f} / med "
                      f"{pu.median():.2f} / {pu.max():.2f}")
-    for slot, what in ((3, "enter shared"), (40, "first board scan starts"), (41, "first board scan ends"),
+    for slot, what in ((3, "enter shared"), (44, "DONE exchanged (rows without a long set)"),
+                       (45, "loop's first round"), (46, "first look for others' chunks"),
+                       (40, "first board scan starts"), (41, "first board scan ends"),
                        (43, "first scan finding a post")):
         v = tr[:progs, slot]
         if (v > 0).any():
@@ -115,6 +119,7 @@ def describe(name, tr, n_rows, lines):
             lines.append(f"   {what}: {int((v > 0).sum())} programs, {vu.min():.2f} / med {vu.median():.2f} / "
                          f"{vu.max():.2f}")
     steps = "; ".join(f"{what} {f(own[slot])}" for slot, what in ((26, "wide step done"), (29, "early key done"),
+                                                                 (47, "cut set"), (48, "early draw known to hold"),
                                                                  (28, "narrow step done"),
                                                                  (27, "early draw holds")) if own[slot] > 0)
     if steps:

@@ -303,6 +303,46 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
 
 
 @triton.jit
+def _look(pend1, free1, first1, pend2, free2, first2):
+    return tl.maximum(pend1, pend2), free1 + free2, tl.minimum(first1, first2)
+
+
+@triton.jit
+def _scan_board(board_ptr, row, n_share, home, nch, rr, ROWS: tl.constexpr):
+    """One look at the board for a program (its own row `row`, or a helper's id) that seeks chunks to
+    run: the first other row, cyclically after `home`, with a posted pass and chunks left (n_share if
+    none); whether any row is STARTED or posted (`pending`: 1 or 0); and the chunks left untaken in the
+    other rows' posted passes (`free_all`, for _claim). A launch of one row loads its one state word and
+    reduces nothing; larger ones take one block reduction of the three per ROWS rows (three reductions,
+    ~6 barriers, took ~1.4 µs a look at 1 row before session 39: run 223's timeline)."""
+    first = tl.full((), 0, tl.int64) + n_share
+    pending = tl.zeros((), tl.int32)
+    free_all = tl.zeros((), tl.int32)
+    if n_share == 1:
+        st = tl.load(board_ptr, volatile=True)
+        pending = ((st == STARTED) | (st >= POSTED)).to(tl.int32)
+        left = tl.where((st >= POSTED) & (row != 0), tl.maximum(nch - _taken_of(st), 0), 0)
+        free_all = left
+        first = tl.where(left > 0, 0, first)
+    else:
+        b = tl.zeros((), tl.int64)
+        while b < n_share:
+            r = b + rr
+            inb = r < n_share
+            st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
+            posted = inb & (st >= POSTED) & (r != row)
+            left = tl.where(posted, tl.maximum(nch - _taken_of(st), 0), 0)
+            pend_b, free_b, first_b = tl.reduce((((st == STARTED) | (st >= POSTED)).to(tl.int32), left,
+                                                 tl.where(left > 0, (r + n_share - home) % n_share, n_share)),
+                                                0, _look)
+            pending = tl.maximum(pending, pend_b)
+            free_all += free_b
+            first = tl.minimum(first, first_b)
+            b += ROWS
+    return first, pending, free_all
+
+
+@triton.jit
 def _early_token(total_ptr, row, slot, flags, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
                  words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr,
                  temp_ptr, KEY64: tl.constexpr, IS_BF16: tl.constexpr, HAS_MASK: tl.constexpr,
@@ -633,22 +673,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         # nuclei at 1 / 16 / 128 rows).
         if (wr < 0) & ~acted & ~((phase < 3) & all_taken):
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
-            first = tl.full((), 0, tl.int64) + n_share
             home = row % n_share   # helpers spread over the rows too
-            pending = tl.zeros((), tl.int32)
-            free_all = tl.zeros((), tl.int32)   # chunks not taken yet in the other rows' posted passes
-            b = tl.zeros((), tl.int64)
-            while b < n_share:
-                r = b + rr
-                inb = r < n_share
-                st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
-                posted = inb & (st >= POSTED) & (r != row)
-                taken = tl.where(posted, _taken_of(st), 0)
-                pending = tl.maximum(pending, tl.max(((st == STARTED) | (st >= POSTED)).to(tl.int32)))
-                free_all += tl.sum(tl.where(posted, tl.maximum(nch - taken, 0), 0))
-                free = posted & (taken < nch)
-                first = tl.minimum(first, tl.min(tl.where(free, (r + n_share - home) % n_share, n_share)))
-                b += ROWS
+            first, pending, free_all = _scan_board(board_ptr, row, n_share, home, nch, rr, ROWS)
             if first < n_share:
                 r1 = (first + home) % n_share
                 # The claim is the acquire of the pass's post (TAKEN_BITS).

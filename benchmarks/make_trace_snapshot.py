@@ -82,8 +82,8 @@ EDITS = {
         ('        tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence\n',
          '        tl.atomic_xchg(own, DONE, sem="relaxed")   # publishes no data: no fence\n        mark(hist_ptr, 44)\n'),
         ("    while go:\n", "    while go:\n        mark_first(hist_ptr, 45)\n"),
-        ("        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):\n",
-         "        mark_first(hist_ptr, 46)\n        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):\n"),
+        ("        if (wr < 0) & ~acted & ~((phase < 3) & (all_taken | peeked)):\n",
+         "        mark_first(hist_ptr, 46)\n        if (wr < 0) & ~acted & ~((phase < 3) & (all_taken | peeked)):\n"),
         # The owner after its last search step: 47 before the pass index's increment, 48 once its early draw is
         # known to hold (before the DONE exchange; 27 after it).
         ("                    i += 1\n", "                    mark(hist_ptr, 47)\n                    i += 1\n"),

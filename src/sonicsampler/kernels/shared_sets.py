@@ -536,9 +536,12 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         if wide:
             w_lo, w_t = wide_window(p_klo, hi_key, WW)
         if spec & ~discard:
-            # The pass posted before the candidates is the first: wide as post_first_pass made it.
-            sv = tl.load(ipar_ptr + row * PARAMS_W + tl.arange(0, PARAMS_W), volatile=True)
-            wide, w_lo, w_t = _get(sv, 12) != 0, _get(sv, 13), _get(sv, 14)
+            # The pass posted before the candidates is the first: wide as post_first_pass made it. Three
+            # scalar loads issued together (one vector load and three block reductions took ~1.3 µs from
+            # entering here to the loop at 1 row: run 224's timeline).
+            ip = ipar_ptr + row * PARAMS_W
+            wide = tl.load(ip + 12, volatile=True) != 0
+            w_lo, w_t = tl.load(ip + 13, volatile=True), tl.load(ip + 14, volatile=True)
     if (phase < 3) & ~spec:
         _open(board_ptr, total_ptr, row)
         _post(board_ptr, ipar_ptr, fpar_ptr, row, i, lo_k, lo, s_lo, shift, phase == 0, phase == 2, clamped, who,
@@ -551,6 +554,11 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
     looks = tl.zeros((), tl.int32)
     # A lone row that is not long has no one to help: it skips the board (its helpers still read it).
     go = (phase < 3) | (n_share > 1) | (row >= n_share)
+    # A pass posted before the candidates is often done when its owner gets here (1 row: its chunks ran
+    # while the owner merged its candidates): the owner's first round looks at the done count before
+    # claiming (a claim then finds every chunk taken: one round trip for nothing, run 224's timeline),
+    # and claims in the next round if the pass is not done.
+    peek = spec & ~discard
     while go:
         wr = tl.full((), -1, tl.int64)       # the chunk to run this round: row, pass, chunk
         wi = tl.zeros((), tl.int32)
@@ -562,7 +570,7 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
             # (each was an RMW on the row's chain) until the next post.
             g = _claim(claim, nch, 1, progs)
             c = nch + tl.zeros((), tl.int32)
-            if ~all_taken:
+            if ~all_taken & ~peek:
                 c = _taken_of(tl.atomic_add(own, g, sem="relaxed"))
                 all_taken = c >= nch
             if c < nch:
@@ -671,7 +679,9 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
         # count again at once, so that its next post follows the pass's last chunk by one round trip, not
         # by a scan of the board or another row's chunk (run 196: 1.0-2.1 µs less for the long and mid
         # nuclei at 1 / 16 / 128 rows).
-        if (wr < 0) & ~acted & ~((phase < 3) & all_taken):
+        peeked = peek
+        peek = peek & ~peek
+        if (wr < 0) & ~acted & ~((phase < 3) & (all_taken | peeked)):
             # Help: the first other row (cyclically after this one) with a posted pass and chunks left.
             home = row % n_share   # helpers spread over the rows too
             first, pending, free_all = _scan_board(board_ptr, row, n_share, home, nch, rr, ROWS)

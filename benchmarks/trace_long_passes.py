@@ -11,8 +11,10 @@ in pass i, 90 + i its chunks in pass i, 100 + i a helper's acquire of pass i's p
 first scan that found a posted pass with chunks left; 29 the owner's early draw's key computed after a
 wide step, 47 its cut set (before the pass index's increment), 48 its early draw known to hold (before
 the DONE exchange); 44 a row's program without a long set after its DONE exchange, 45 / 46 its loop's
-first round / first look for other rows' chunks. First-time stamps are relaxed CASes (no fences). A pass posted before the candidates (post_first_pass) stamps its time in the row's last
-"total" word, which the trace reads as column 127 (zeroed with the stamps).
+first round / first look for other rows' chunks. First-time stamps are relaxed CASes (no fences; until
+run 224 they were acq_rel, a MEMBAR.ALL.GPU before and a CCTL.IVALL after each). A pass posted before
+the candidates (post_first_pass) stamps its time in the row's last "total" word, which the trace reads
+as column 127 (zeroed with the stamps).
 
     PYTHONPATH=.ab/trace/src python benchmarks/trace_long_passes.py --out $OUT/trace.txt
 """

@@ -59,7 +59,7 @@ import triton
 import triton.language as tl
 
 from .. import indicators as _bits
-from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
+from .long_rows import (DIGIT_BITS, DIGITS, INV_FIX, PTX_ASM, WIDE, chunk_pass, chunk_sums, nucleus_after_top_k,
                         nucleus_low_key, red_add, search_step, value_key, wide_step, wide_window)
 from .tile import token_processed
 
@@ -305,6 +305,19 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
 @triton.jit
 def _look(pend1, free1, first1, pend2, free2, first2):
     return tl.maximum(pend1, pend2), free1 + free2, tl.minimum(first1, first2)
+
+
+@triton.jit
+def _back_off():
+    """A program that found nothing to take while some row runs waits 200 ns before its next look, so
+    that the idle programs' looks (up to 131 on one row's state line at 1 row) do not crowd the rows' own
+    traffic. Since a 1-row look is one scalar load (_scan_board), idle helpers looked ~4x as often as
+    with three reductions per look, and a mid nucleus at 1 row, whose owner posts only after its
+    candidates, took 28.9-29.1 µs against 26.8; with the back-off 26.4 (run 225). (Run 222's 200 ns
+    back-off with the slower looks changed nothing.) No wait under the interpreter."""
+    if PTX_ASM:
+        tl.inline_asm_elementwise("nanosleep.u32 200; mov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False,
+                                  pack=1)
 
 
 @triton.jit
@@ -698,6 +711,8 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                 looks += 1
                 if seen | (looks >= HELPER_LOOKS):
                     go = phase > 3
+            elif phase == 3:
+                _back_off()
             seen = seen | (pending != 0)
         if wr >= 0:
             _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,

@@ -843,6 +843,9 @@ if __name__ == "__main__":
     if "long_shared_raw" in parts:  # the same with raw log-probabilities: long rows may draw early
         for n in (16, 128):
             check_long_shared(151936, n, mode="raw")
+    if "long_shared_262k" in parts:   # the same at the largest vocabulary the issues time
+        for n in (16, 64):
+            check_long_shared(262144, n)
     if "long_shared_fp32" in parts:
         check_long_shared(151936, 32, torch.float32)
     if "long" in parts:         # every kind of set beyond the bound, bf16 and fp32

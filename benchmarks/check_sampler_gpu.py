@@ -620,13 +620,16 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     the reference's; each long row's token and processed log-probability bitwise equal to the same
     row sampled alone (a 1-row batch, whose passes helper-only programs share), so who ran which chunk
     does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
-    each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks and
-    long_claim from CHECK_LONG_CHUNKS and CHECK_LONG_CLAIM if set (the defaults otherwise). mode: the
+    each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks, long_claim and
+    long_fill from CHECK_LONG_CHUNKS, CHECK_LONG_CLAIM and CHECK_LONG_FILL (0 / 1) if set (the defaults
+    otherwise). mode: the
     long rows' log-probabilities; "raw" lets them draw in their first search pass (shared_sets
     _early_holds), "processed" needs the final pass's normalizer. Reports each long row's passes (the
     board's done counters after the eager call)."""
     opts = {k: int(os.environ[e]) for k, e in (("long_chunks", "CHECK_LONG_CHUNKS"), ("long_claim", "CHECK_LONG_CLAIM"))
             if os.environ.get(e)}
+    if os.environ.get("CHECK_LONG_FILL"):
+        opts["long_fill"] = os.environ["CHECK_LONG_FILL"] == "1"
     params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode=mode,
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]
@@ -667,8 +670,10 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     graph_ok = (torch.equal(gout.tokens, eager.tokens)
                 and torch.equal(gout.logprob.nan_to_num(), eager.logprob.nan_to_num()))
     long_rows = list(range(0, n, 16))
+    chunks = s._chunks(n, True, x.device)
     emit(what="sample_long_shared", V=v, dtype=str(dtype), mode=mode, rows=n, long_chunks=s.long_chunks,
-         long_claim=s.long_claim, long_rows=len(long_rows), passes=passes,
+         long_claim=s.long_claim, long_fill=s.long_fill, chunks=chunks, helpers=s._helpers(n, chunks, True, x.device),
+         long_rows=len(long_rows), passes=passes,
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
          long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),
@@ -843,6 +848,9 @@ if __name__ == "__main__":
     if "long_shared_raw" in parts:  # the same with raw log-probabilities: long rows may draw early
         for n in (16, 128):
             check_long_shared(151936, n, mode="raw")
+    if "long_shared_mid" in parts:   # batches between long_chunks rows and the SMs' count (long_fill's)
+        for n in (32, 64):
+            check_long_shared(151936, n)
     if "long_shared_262k" in parts:   # the same at the largest vocabulary the issues time
         for n in (16, 64):
             check_long_shared(262144, n)

@@ -106,12 +106,13 @@ def make_sampler(mix: str, n: int, v: int, **extra):
 def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, variant: tuple = (),
             fixed: dict | None = None) -> None:
     """variant: () for the Sampler's defaults, or (option, value): a Sampler option (long_block,
-    long_chunks, long_claim) or regs1 / regs2 (a stage's register cap). fixed: Sampler options for
+    long_chunks, long_claim, long_fill: 0 / 1) or regs1 / regs2 (a stage's register cap). fixed: Sampler options for
     every variant (named in the impl column too)."""
     opt, value = variant or (None, None)
     regs = opt in ("regs1", "regs2")
     fixed = fixed or {}
-    s, slots, positions, mask = make_sampler(mix, n, v, **fixed, **({opt: value} if variant and not regs else {}))
+    option = {opt: bool(value) if opt == "long_fill" else value} if variant and not regs else {}
+    s, slots, positions, mask = make_sampler(mix, n, v, **fixed, **option)
     if regs:   # one stage's register cap instead of the table's (the other stage keeps the table's)
         cfg = s.launch_config(n)
         s.regs = (value, cfg.regs2) if opt == "regs1" else (cfg.regs1, value)
@@ -176,6 +177,8 @@ def main(argv=None):
                     help="sub-tiles of the exact passes to compare, alternating (default: the Sampler's)")
     ap.add_argument("--long-chunks", default="",
                     help="chunks of the shared exact passes to compare, alternating (default: the Sampler's)")
+    ap.add_argument("--long-fill", default="",
+                    help="long_fill off / on to compare, alternating (0,1; default: the Sampler's)")
     ap.add_argument("--long-claim", default="",
                     help="chunks a program takes at once to compare, alternating (0: the kernel's choice)")
     ap.add_argument("--with", dest="fixed", default="",
@@ -196,7 +199,8 @@ def main(argv=None):
             for n in [int(x) for x in a.rows.split(",")]:
                 variants = [(opt, int(x)) for opt, arg in (("long_block", a.long_block),
                                                            ("long_chunks", a.long_chunks),
-                                                           ("long_claim", a.long_claim), ("regs1", a.regs1),
+                                                           ("long_claim", a.long_claim),
+                                                           ("long_fill", a.long_fill), ("regs1", a.regs1),
                                                            ("regs2", a.regs2))
                             for x in arg.split(",") if x]
                 for variant in variants or [()]:

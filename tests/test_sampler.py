@@ -1091,6 +1091,69 @@ def test_long_row_passes_fit_their_chunks_to_the_gpus_programs(monkeypatch):
     assert fixed._chunks(16, True, gpu) == 128
 
 
+def test_long_fill_gives_batches_above_long_chunks_rows_helpers_up_to_one_program_per_sm(monkeypatch):
+    """long_fill (Sampler): a shared batch of more than long_chunks rows that leaves at least long_chunks
+    SMs free launches helpers up to one program per SM, and its passes take long_chunks_small chunks
+    halved until the free SMs hold them (sampler._fill_programs); batches that leave fewer, unshared
+    batches, batches up to long_chunks rows, Samplers without long_fill and the CPU keep their plans."""
+    import sonicsampler.sampler as sampler_mod
+
+    class Gpu:
+        type = "cuda"
+
+    gpu, cpu = Gpu(), torch.device("cpu")
+    monkeypatch.setitem(sampler_mod._SMS, gpu, 132)
+    s = Sampler(151936, 4, "cpu", long_fill=True)
+    plain = Sampler(151936, 4, "cpu")
+    want = {1: (128, 128), 16: (64, 64), 17: (64, 115), 32: (64, 100), 64: (64, 68), 68: (64, 64),
+            69: (32, 63), 100: (32, 32), 116: (16, 16), 117: (16, 0), 128: (16, 0), 200: (16, 0)}
+    for n, (chunks, helpers) in want.items():
+        assert s._chunks(n, True, gpu) == chunks, n
+        assert s._helpers(n, chunks, True, gpu) == helpers, n
+        assert n + helpers <= max(132, n)
+        if n > 16:
+            assert plain._chunks(n, True, gpu) == 16 and plain._helpers(n, 16, True, gpu) == 0
+    assert s._chunks(32, False, gpu) == 16 and s._helpers(32, 16, False, gpu) == 0
+    assert s._chunks(32, True, cpu) == 16 and s._helpers(32, 16, True, cpu) == 0
+    with pytest.raises(ValueError, match="long_fill"):
+        Sampler(151936, 4, "cpu", long_fill=1)
+
+
+def test_long_fill_launches_equal_the_reference_and_the_default_plan(monkeypatch):
+    """A 20-row batch with two long rows (a nucleus, a min-p set) among bounded ones, planned as on a GPU
+    of 40 SMs with long_fill (monkeypatched SM count: 20 helpers, passes of 16 chunks where the default
+    has 4 and no helpers) equals the reference and, bit for bit, the default plan's launch. Under the
+    interpreter the helpers run after the rows and find them done: this checks the filled plan's
+    scratch and launch, not the sharing (which the GPU checks do)."""
+    import sonicsampler.sampler as sampler_mod
+    monkeypatch.setattr(sampler_mod, "_sm_count_or_none", lambda dev: 40)
+    gen = torch.Generator().manual_seed(41)
+    n = 20
+    logits = (0.4 * torch.randn(n, V, generator=gen)).to(torch.bfloat16)
+    params = [SamplingParams(temperature=0.8, top_k=10, top_p=0.9, seed=700 + i) for i in range(n)]
+    params[3] = SamplingParams(temperature=1.0, top_p=0.95, seed=703, logprobs=2)
+    params[11] = SamplingParams(temperature=1.3, min_p=0.02, seed=711)
+    outs = []
+    for fill in (True, False):
+        s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=64, long_chunks=4, long_chunks_small=16,
+                    long_fill=fill)
+        for i, p in enumerate(params):
+            s.add_request(i, p)
+        plan = s._plan(n, torch.bfloat16, False, 2, False, shared=True)
+        assert plan["help"] == (20 if fill else 0)
+        assert plan["const2"]["CHUNKS_LOG2"] == (4 if fill else 2) and plan["const2"]["HELPERS"] == fill
+        positions = list(range(30, 30 + n))
+        out = s.sample(logits, list(range(n)), positions)
+        n_exact, n_equal = check_against_reference(logits, params, positions, [[]] * n, [[]] * n, out)
+        assert n_exact == n and n_equal == n
+        outs.append(out)
+    for name in ("tokens", "logprob", "top_token_ids", "top_logprobs", "exact", "valid"):
+        a, b = getattr(outs[0], name), getattr(outs[1], name)
+        if a.dtype == torch.float32:   # bit for bit, NaN (no log-probability asked) included
+            a, b = a.view(torch.int32), b.view(torch.int32)
+        assert torch.equal(a, b), name
+
+
 def test_helper_programs_share_a_lone_long_row_over_launches():
     """A batch with fewer rows than a pass has chunks launches helper-only stage-2 programs
     (kernels/shared_sets.py): here 2 rows and 4 chunks, so 2 helpers, at program ids 2 and 3. Tokens and

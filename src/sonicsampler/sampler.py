@@ -65,14 +65,19 @@ class Sampler:
     own: _chunks): the chunks in smaller batches, where helper programs past the rows run them. Every
     sum of the passes is an integer sum, so no result depends on either. long_claim: how many of those
     chunks a program takes at once (0: chosen in the kernel, the chunks left in the posted passes shared
-    among the programs); it changes who runs which chunk, never a result. On an H100 64 chunks were
+    among the programs); it changes who runs which chunk, never a result. long_fill (not timed yet, off
+    by default): batches of more than long_chunks rows that leave at least long_chunks SMs free also get
+    helper programs up to one per SM, and passes of long_chunks_small chunks halved until the free SMs
+    hold them (sampler._fill_programs), as batches of up to long_chunks rows do; without it a 32-row batch
+    runs its long rows' 16-chunk passes on its 32 programs alone (run 227). On an H100 64 chunks were
     faster than 16 up to 16 rows and slower from 64 rows on, with guided or fixed takes (runs 106-108);
     once the chunks fold their sums into the row's words, 128 were faster than 64 up to 16 rows (run
     177: the long nucleus 1 in 16 46.5 / 52.4 against 48.3 / 54.3 µs at 1 / 16 rows): hence 128 and 16
     by default, one per take (on an H100, 64 from 2 to 16 rows: _chunks). Scratch for those passes,
     allocated once per batch size in launches that may need them: 16 KiB per chunk and row where a pass
     has more than 8 chunks (2 MiB per row at 128 chunks, 256 KiB at 16: 32 MiB for 128 rows), 2 KiB per
-    chunk and row plus 16 KiB per program with 8 or fewer (shared_sets.hist_words).
+    chunk and row plus 16 KiB per program with 8 or fewer (shared_sets.hist_words); with long_fill up
+    to 64 MiB (64 rows, 64 chunks).
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,
@@ -80,7 +85,7 @@ class Sampler:
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
                  long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_chunks_small: int | None = None,
-                 long_claim: int = 1):
+                 long_claim: int = 1, long_fill: bool = False):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)
@@ -98,6 +103,9 @@ class Sampler:
         self.long_chunks = long_chunks
         self.long_chunks_small = long_chunks_small or 8 * long_chunks
         self.fit_chunks = long_chunks_small is None   # the default adapts to the GPU's SMs (_chunks)
+        if not isinstance(long_fill, bool):
+            raise ValueError(f"long_fill must be a bool, got {long_fill!r}")
+        self.long_fill = long_fill
         if not isinstance(long_claim, int) or not 0 <= long_claim <= long_chunks:
             raise ValueError(f"long_claim must be an int in 0..long_chunks ({long_chunks}), got {long_claim!r}")
         self.long_claim = long_claim
@@ -584,15 +592,33 @@ class Sampler:
         before the candidates (shared_sets.post_first_pass) runs while the rows' programs merge their
         own, on the helpers alone (_helpers); stage 2 holds one program per SM, so on an H100 (132 SMs)
         16 rows leave 116: 128 chunks ran their last 12 in a second round, 64 do not (run 206: the long
-        nucleus 1 in 16 at 16 rows 30.4 against 34.0 µs)."""
-        if not (shared and n <= self.long_chunks):
+        nucleus 1 in 16 at 16 rows 30.4 against 34.0 µs). Above long_chunks rows long_chunks, unless
+        long_fill fills the SMs with helpers (_fill_programs): then as many chunks as they hold."""
+        if not shared:
             return self.long_chunks
+        if n > self.long_chunks:
+            fill = _fill_programs(n, self.long_chunks, self.long_fill, dev)
+            if fill == 0:
+                return self.long_chunks
+            c = self.long_chunks_small
+            while c > self.long_chunks and c > fill - n:
+                c //= 2
+            return c
         c = self.long_chunks_small
         if self.fit_chunks and dev.type == "cuda":
             free = _sm_count(dev) - (1 if n == 1 else self.long_chunks)
             while c > self.long_chunks and c > free:
                 c //= 2
         return c
+
+    def _helpers(self, n: int, chunks: int, shared: bool, dev) -> int:
+        """The helper programs of a launch of n rows (_helpers below); with long_fill, a batch of more than
+        long_chunks rows that _fill_programs fills gets helpers up to its count."""
+        if shared and n > self.long_chunks:
+            fill = _fill_programs(n, self.long_chunks, self.long_fill, dev)
+            if fill > n:
+                return fill - n
+        return _helpers(n, chunks, shared, dev)
 
     def _plan(self, n: int, dtype, has_mask: bool, n_top: int, raw_rows_processed: bool, draft: bool = False, *,
               penalised: bool = False, shared: bool = False, verify: bool = False) -> dict:
@@ -635,7 +661,7 @@ class Sampler:
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev, zeroed=True),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
-                   "hist": sc.get("hist", shared_sets.hist_words(n, n + _helpers(n, chunks, shared, dev),
+                   "hist": sc.get("hist", shared_sets.hist_words(n, n + self._helpers(n, chunks, shared, dev),
                                                                   chunks), torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
@@ -666,7 +692,7 @@ class Sampler:
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
-        helpers = _helpers(n, chunks, shared, dev)
+        helpers = self._helpers(n, chunks, shared, dev)
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2, "help": helpers,
@@ -722,6 +748,26 @@ def _helpers(n: int, chunks: int, shared: bool, dev) -> int:
     if dev.type != "cuda":
         return chunks - n
     return max(chunks - n, min(chunks, _sm_count(dev) - n))
+
+
+def _fill_programs(n: int, long_chunks: int, fill: bool, dev) -> int:
+    """With long_fill, the programs a shared launch of n > long_chunks rows runs: one per SM where the
+    rows leave at least long_chunks SMs free (then the passes take as many chunks as the helpers and
+    rows can run at once: Sampler._chunks), else 0 (16 chunks, no helpers: the default above long_chunks
+    rows). Without it, a launch of 32 rows with two long rows ran their 32 chunks of ~9 sub-tiles on the
+    rows' 32 programs while ~100 SMs held nothing (run 227: 1.98x the all-bounded batch, against 1.37x at
+    16 rows). Not timed yet. Under the interpreter `_sm_count_or_none` gives no count: 0."""
+    if not fill:
+        return 0
+    sms = _sm_count_or_none(dev)
+    if sms is None or sms - n < long_chunks:
+        return 0
+    return sms
+
+
+def _sm_count_or_none(dev):
+    """The GPU's SM count, None off a GPU (tests replace this to plan for a GPU on the CPU)."""
+    return _sm_count(dev) if dev.type == "cuda" else None
 
 
 _SMS: dict = {}

@@ -1133,6 +1133,8 @@ def test_long_fill_launches_equal_the_reference_and_the_default_plan(monkeypatch
     params = [SamplingParams(temperature=0.8, top_k=10, top_p=0.9, seed=700 + i) for i in range(n)]
     params[3] = SamplingParams(temperature=1.0, top_p=0.95, seed=703, logprobs=2)
     params[11] = SamplingParams(temperature=1.3, min_p=0.02, seed=711)
+    support = (reference.probs(logits[[3, 11]], [params[3], params[11]]) > 0).sum(1)
+    assert int(support.min()) > 4 * BOUND          # both sets far beyond the bound: they take the passes
     outs = []
     for fill in (True, False):
         s = Sampler(V, n, "cpu", bound=BOUND, block=BLOCK, long_block=64, long_chunks=4, long_chunks_small=16,

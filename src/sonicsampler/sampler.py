@@ -753,8 +753,8 @@ def _helpers(n: int, chunks: int, shared: bool, dev) -> int:
 def _fill_programs(n: int, long_chunks: int, fill: bool, dev) -> int:
     """With long_fill, the programs a shared launch of n > long_chunks rows runs: one per SM where the
     rows leave at least long_chunks SMs free (then the passes take as many chunks as the helpers and
-    rows can run at once: Sampler._chunks), else 0 (16 chunks, no helpers: the default above long_chunks
-    rows). Without it, a launch of 32 rows with two long rows ran their 32 chunks of ~9 sub-tiles on the
+    rows can run at once: Sampler._chunks), else 0 (long_chunks chunks and no helpers, the default above
+    long_chunks rows). Without it, a launch of 32 rows with two long rows ran their 32 chunks of ~9 sub-tiles on the
     rows' 32 programs while ~100 SMs held nothing (run 227: 1.98x the all-bounded batch, against 1.37x at
     16 rows). Not timed yet. Under the interpreter `_sm_count_or_none` gives no count: 0."""
     if not fill:

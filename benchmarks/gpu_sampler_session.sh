@@ -870,12 +870,17 @@ if rows:
         | tee "$OUT/run208.log" | tail -12 ;;
   fill228)  # (written in session 39, not run yet) Sampler(long_fill=True: helpers up to one program per SM and more
             # chunks a pass above 16 rows) against the default, alternating in one process, the long and mid nuclei 1 in
-            # 16 at 32 / 64 / 96 rows, V = 151936 and 262144 (run 227: the long nucleus 1.98x / 1.93x the all-bounded
-            # batch at 32 / 64 rows, V = 151936); then long rows among 32 / 64 standard ones with long_fill against
-            # the reference, bitwise alone, graph equal to eager; into $OUT/run228*
-    { timeout 320 python3 benchmarks/sampler_mix.py --vocab 151936,262144 --out "$OUT/sample_mix.csv" --rows 32,64,96 \
+            # 16 at 32 / 64 / 96 rows, V = 151936, and all bounded (run 227: the long nucleus 1.98x / 1.93x the
+            # all-bounded batch at 32 / 64 rows); long rows among 32 / 64 standard ones with long_fill against the
+            # reference, bitwise alone, graph equal to eager; then the long nucleus and all bounded at V = 262144,
+            # 32 / 64 rows; into $OUT/run228* (PART_SECONDS=560)
+    { timeout 200 python3 benchmarks/sampler_mix.py --vocab 151936 --out "$OUT/sample_mix.csv" --rows 32,64,96 \
           --mix long_nucleus_1_in_16,mid_nucleus_1_in_16 --long-fill 0,1 --budget-ms 10
+      timeout 60 python3 benchmarks/sampler_mix.py --vocab 151936 --out "$OUT/sample_mix.csv" --rows 32,64,96 \
+          --mix top_p --budget-ms 10
       CHECK_LONG_FILL=1 timeout 150 python3 benchmarks/check_sampler_gpu.py long_shared_mid 2>&1 | grep -v "'what': 'env'"
+      timeout 150 python3 benchmarks/sampler_mix.py --vocab 262144 --out "$OUT/sample_mix.csv" --rows 32,64 \
+          --mix long_nucleus_1_in_16,top_p --long-fill 0,1 --budget-ms 10
       } 2>&1 | tee "$OUT/run228.log" | tail -60 ;;
   grid227)  # run 227 (session 39, the device budget's last ~450 s) the tree (ac309d6) at the vocabulary issue 5 also names:
             # the long nucleus 1 in 16 and all bounded at V = 262144, 1 / 16 / 128 rows; long rows among 16 / 64 standard

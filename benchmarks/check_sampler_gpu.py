@@ -672,8 +672,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     long_rows = list(range(0, n, 16))
     chunks = s._chunks(n, True, x.device)
     emit(what="sample_long_shared", V=v, dtype=str(dtype), mode=mode, rows=n, long_chunks=s.long_chunks,
-         long_claim=s.long_claim, long_fill=s.long_fill, chunks=chunks, helpers=s._helpers(n, chunks, True, x.device),
-         long_rows=len(long_rows), passes=passes,
+         long_claim=s.long_claim, long_fill=s.long_fill, chunks=chunks,
+         helpers=s._helper_programs(n, chunks, True, x.device), long_rows=len(long_rows), passes=passes,
          exact_rows=int(out.exact.sum()), equal=int((out.tokens.cpu() == ref.tokens).sum()),
          long_logprob_max_err=float((out.logprob.cpu()[long_rows] - ref.logprob[long_rows]).abs().max()),
          long_equal_alone=alone, alone_graph_replays_equal=alone_graph, graph_equals_eager=bool(graph_ok),

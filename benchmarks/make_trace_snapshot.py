@@ -123,8 +123,7 @@ EDITS = {
     ],
     "sampler.py": [
         # (2**23 words: above the hist of 128 rows, shared_sets.hist_words)
-        ('"hist": sc.get("hist", shared_sets.hist_words(n, n + self._helpers(n, chunks, shared, dev),\n'
-         '                                                                  chunks), torch.int64, dev)}',
+        ('"hist": sc.get("hist", shared_sets.hist_words(n, n + helpers, chunks), torch.int64, dev)}',
          '"hist": sc.get("hist", 2 ** 23 + 512 * 128, torch.int64, dev)}'),
     ],
 }

@@ -1109,12 +1109,12 @@ def test_long_fill_gives_batches_above_long_chunks_rows_helpers_up_to_one_progra
             69: (32, 63), 100: (32, 32), 116: (16, 16), 117: (16, 0), 128: (16, 0), 200: (16, 0)}
     for n, (chunks, helpers) in want.items():
         assert s._chunks(n, True, gpu) == chunks, n
-        assert s._helpers(n, chunks, True, gpu) == helpers, n
+        assert s._helper_programs(n, chunks, True, gpu) == helpers, n
         assert n + helpers <= max(132, n)
         if n > 16:
-            assert plain._chunks(n, True, gpu) == 16 and plain._helpers(n, 16, True, gpu) == 0
-    assert s._chunks(32, False, gpu) == 16 and s._helpers(32, 16, False, gpu) == 0
-    assert s._chunks(32, True, cpu) == 16 and s._helpers(32, 16, True, cpu) == 0
+            assert plain._chunks(n, True, gpu) == 16 and plain._helper_programs(n, 16, True, gpu) == 0
+    assert s._chunks(32, False, gpu) == 16 and s._helper_programs(32, 16, False, gpu) == 0
+    assert s._chunks(32, True, cpu) == 16 and s._helper_programs(32, 16, True, cpu) == 0
     with pytest.raises(ValueError, match="long_fill"):
         Sampler(151936, 4, "cpu", long_fill=1)
 

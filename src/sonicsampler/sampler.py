@@ -611,9 +611,9 @@ class Sampler:
                 c //= 2
         return c
 
-    def _helpers(self, n: int, chunks: int, shared: bool, dev) -> int:
-        """The helper programs of a launch of n rows (_helpers below); with long_fill, a batch of more than
-        long_chunks rows that _fill_programs fills gets helpers up to its count."""
+    def _helper_programs(self, n: int, chunks: int, shared: bool, dev) -> int:
+        """The helper programs of a launch of n rows (the module's _helpers); with long_fill, a batch of
+        more than long_chunks rows that _fill_programs fills gets helpers up to its count."""
         if shared and n > self.long_chunks:
             fill = _fill_programs(n, self.long_chunks, self.long_fill, dev)
             if fill > n:
@@ -642,6 +642,7 @@ class Sampler:
         # Chunks per long-row pass (only the SHARED variant has passes: the others keep one constexpr, so
         # that the chunk count makes no compile variant of theirs).
         chunks = self._chunks(n, shared, dev)
+        helpers = self._helper_programs(n, chunks, shared, dev)
         sc = self._scratch
         scratch = {"cand": sc.get("cand", n * z * e, torch.uint64, dev),
                    "compact": sc.get("compact", n * z * m, key_dtype, dev),
@@ -661,8 +662,7 @@ class Sampler:
                    "fpar": sc.get("fpar", n * shared_sets.PARAMS_W.value, torch.float32, dev),
                    "total": sc.get("total", n * shared_sets.TOTAL_W.value, torch.int64, dev, zeroed=True),
                    "tb": sc.get("tb", n * 2 * chunks, torch.int64, dev),
-                   "hist": sc.get("hist", shared_sets.hist_words(n, n + self._helpers(n, chunks, shared, dev),
-                                                                  chunks), torch.int64, dev)}
+                   "hist": sc.get("hist", shared_sets.hist_words(n, n + helpers, chunks), torch.int64, dev)}
         is_bf16 = dtype == torch.bfloat16
         const1 = dict(BLOCK_LOG2=_log2(block), E_LOG2=_log2(e), M_LOG2=_log2(m), KEY64=key64, IS_BF16=is_bf16,
                       HAS_MASK=has_mask, MAX_BIAS=t.max_bias, EXACT_UNTRUNCATED=self.exact_untruncated,
@@ -692,7 +692,6 @@ class Sampler:
                       CHUNKS_LOG2=_log2(chunks), ROWS_LOG2=_BOARD_ROWS_LOG2,
                       RAW_TOP_FROM_CANDIDATES=not raw_rows_processed, RETURN_DRAFT=draft,
                       SKIP_UNTRUNCATED=const1["SKIP_UNTRUNCATED"], SHARED=shared)
-        helpers = self._helpers(n, chunks, shared, dev)
         const2["HELPERS"] = helpers > 0
         plan = self._plans[key] = {"key": key, "z": z, "scratch": scratch, "const1": const1, "rows2": rows2,
                                    "const2": const2, "help": helpers,

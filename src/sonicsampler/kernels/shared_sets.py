@@ -303,6 +303,15 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
 
 
 @triton.jit
+def _read_state(st, posted, nch):
+    """What a row's state word says to a program looking for chunks: whether the row is running
+    (STARTED or posted: 1 or 0), and the chunks its posted pass has left untaken (0 unless `posted`,
+    which also excludes the looking program's own row)."""
+    return (((st == STARTED) | (st >= POSTED)).to(tl.int32),
+            tl.where(posted, tl.maximum(nch - _taken_of(st), 0), 0))
+
+
+@triton.jit
 def _look(pend1, free1, first1, pend2, free2, first2):
     return tl.maximum(pend1, pend2), free1 + free2, tl.minimum(first1, first2)
 
@@ -333,8 +342,7 @@ def _scan_board(board_ptr, row, n_share, home, nch, rr, ROWS: tl.constexpr):
     free_all = tl.zeros((), tl.int32)
     if n_share == 1:
         st = tl.load(board_ptr, volatile=True)
-        pending = ((st == STARTED) | (st >= POSTED)).to(tl.int32)
-        left = tl.where((st >= POSTED) & (row != 0), tl.maximum(nch - _taken_of(st), 0), 0)
+        pending, left = _read_state(st, (st >= POSTED) & (row != 0), nch)
         free_all = left
         first = tl.where(left > 0, 0, first)
     else:
@@ -343,11 +351,9 @@ def _scan_board(board_ptr, row, n_share, home, nch, rr, ROWS: tl.constexpr):
             r = b + rr
             inb = r < n_share
             st = tl.load(board_ptr + r * BOARD_W, mask=inb, other=DONE, volatile=True)
-            posted = inb & (st >= POSTED) & (r != row)
-            left = tl.where(posted, tl.maximum(nch - _taken_of(st), 0), 0)
-            pend_b, free_b, first_b = tl.reduce((((st == STARTED) | (st >= POSTED)).to(tl.int32), left,
-                                                 tl.where(left > 0, (r + n_share - home) % n_share, n_share)),
-                                                0, _look)
+            running, left = _read_state(st, inb & (st >= POSTED) & (r != row), nch)
+            pend_b, free_b, first_b = tl.reduce(
+                (running, left, tl.where(left > 0, (r + n_share - home) % n_share, n_share)), 0, _look)
             pending = tl.maximum(pending, pend_b)
             free_all += free_b
             first = tl.minimum(first, first_b)

@@ -189,7 +189,7 @@ def main(argv=None):
                     help="stage-2 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
-    fixed = {k: int(x) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
+    fixed = {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
     if a.host_breakdown:
         for n in [int(x) for x in a.rows.split(",")]:
             host_breakdown(n, int(a.vocab.split(",")[0]))

@@ -139,12 +139,15 @@ def main():
     ap.add_argument("--vocab", type=int, default=151936)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--with", dest="fixed", default="",
+                    help="Sampler options, e.g. long_fill=1 (comma-separated integers; long_fill as a bool)")
     a = ap.parse_args()
-    lines = [f"# {torch.cuda.get_device_name()}, torch {torch.__version__}"]
+    fixed = {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
+    lines = [f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, Sampler options {fixed or 'default'}"]
     raw = {}
     for mix in a.mix.split(","):
         for n in (int(r) for r in a.rows.split(",")):
-            s, slots, positions, mask = make_sampler(mix, n, a.vocab)
+            s, slots, positions, mask = make_sampler(mix, n, a.vocab, **fixed)
             x = gumbel((n, a.vocab), "cuda", torch.Generator(device="cuda").manual_seed(0))
             runs = _trace(s, x, slots, positions, mask, a.reps)
             raw[f"{mix}/{n}"] = torch.stack(runs)

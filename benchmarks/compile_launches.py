@@ -9,6 +9,8 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
                                                        # variant, with helper programs
     python -m benchmarks.compile_launches shared16     # the same cut into 16 chunks a pass (more than 16 rows)
     python -m benchmarks.compile_launches shared1      # a 1-row batch
+    python -m benchmarks.compile_launches shared64_fill   # 64 rows, long_fill on an H100: 64 chunks, 68 helpers
+    python -m benchmarks.compile_launches shared64     # 64 rows, 64 chunks, no helpers
     python -m benchmarks.compile_launches heavy        # penalties, bias and a grammar mask on every row
     python -m benchmarks.compile_launches standard     # the standard mix at the 32-row configuration
     python -m benchmarks.compile_launches standard1 4096 8,8   # ... at the 1-row configuration
@@ -130,11 +132,20 @@ def main(what):
         s.verify(torch.randn(b * (gamma + 1), v).to(torch.bfloat16), torch.zeros(b, gamma, dtype=torch.int64),
                  [0, 1], [0, 0], draft_probs=torch.zeros(b, gamma, v))
 
-    def call_shared(**opts):      # top-p without top-k (its set may exceed the bound) beside the standard mix
-        s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, **opts)
-        s.add_request(0, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1))
-        s.add_request(1, SamplingParams(temperature=0.5, top_p=0.9, seed=2))
-        s.sample(torch.randn(2, v).to(torch.bfloat16), [0, 1], [0, 0])
+    def call_shared(rows=2, **opts):   # top-p without top-k (its set may exceed the bound) beside the standard mix
+        s = Sampler(v, rows, "cpu", block=BLOCK, warps=WARPS, long_block=LONG, **opts)
+        for i in range(rows):
+            s.add_request(i, SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=1) if i % 2 == 0
+                          else SamplingParams(temperature=0.5, top_p=0.9, seed=2))
+        s.sample(torch.randn(rows, v).to(torch.bfloat16), list(range(rows)), [0] * rows)
+
+    def call_shared64_fill():     # 64 rows with long_fill on an H100 (132 SMs): 64 chunks, 68 helpers
+        orig = sampler_mod._sm_count_or_none, sampler_mod._sm_count
+        sampler_mod._sm_count_or_none = sampler_mod._sm_count = lambda dev: 132
+        try:
+            call_shared(64, long_fill=True)
+        finally:
+            sampler_mod._sm_count_or_none, sampler_mod._sm_count = orig
 
     def call_shared1():           # a 1-row batch of the same
         s = Sampler(v, 1, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)
@@ -192,6 +203,8 @@ def main(what):
              # the passes cut into 16 chunks, as batches of more than 16 rows launch them (the search's words in
              # a copy per warp: shared_sets.hist_words)
              "shared16": lambda: call_shared(long_chunks_small=16), "shared1": call_shared1,
+             # 64 rows: 64 chunks with long_fill's 68 helpers, and without helpers (long_chunks=64)
+             "shared64_fill": call_shared64_fill, "shared64": lambda: call_shared(64, long_chunks=64, long_chunks_small=64),
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
              "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,
              "draft1_graph": call_draft1_graph, "topk": call_topk}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -868,6 +868,26 @@ if rows:
             # long nucleus at 1 / 16 rows; into $OUT/run208.log
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
+  regs230)  # run 230 (session 40) run 229's trace: with long_fill the 64 rows' candidate merge took ~20 µs against ~11
+            # (all bounded, V = 262144), the helpers having left at once; 64 chunks without helpers did not slow it. Does
+            # stage 2's register cap (table: 255) matter: all bounded at 64 rows, V = 262144, with and without long_fill,
+            # caps 128 / 255; the long nucleus 1 in 16 and all bounded at V = 151936, 64 rows, long_fill, cap 128; then
+            # Nsight Compute's launch, occupancy, throughput, memory and warp-state sections of stage 2, all bounded at
+            # 64 rows, V = 262144, without and with long_fill; into $OUT/run230*
+    { timeout 120 python3 benchmarks/sampler_mix.py --vocab 262144 --out "$OUT/sample_mix.csv" --rows 64 --mix top_p \
+          --with long_fill=1 --regs2 128,255 --budget-ms 10
+      timeout 90 python3 benchmarks/sampler_mix.py --vocab 262144 --out "$OUT/sample_mix.csv" --rows 64 --mix top_p \
+          --regs2 128,255 --budget-ms 10
+      timeout 120 python3 benchmarks/sampler_mix.py --vocab 151936 --out "$OUT/sample_mix.csv" --rows 64 \
+          --mix long_nucleus_1_in_16,top_p --with long_fill=1 --regs2 128 --budget-ms 10
+      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      for o in long_fill=0 long_fill=1; do
+        echo "######## ncu stage 2, top_p 64 rows V = 262144, $o"
+        timeout 100 "$NCU" --profile-from-start off --clock-control none -k regex:sample_stage2 --section LaunchStats \
+            --section Occupancy --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+            --section SchedulerStats python3 benchmarks/profile_ncu.py sample top_p 64 262144 $o 2>&1 | grep -v "^==PROF=="
+      done
+      } 2>&1 | tee "$OUT/run230.log" | tail -250 ;;
   fillab229) # run 229 (session 40) why long_fill slowed the all-bounded batch at 64 rows, V = 262144 (run 228: 50.8 against
             # 43.4 µs; its helpers leave at once there): fill first, then the default, then 64 chunks without helpers
             # (long_chunks=64); all bounded at V = 151936, 48 / 64 / 96 rows, with and without; the stamped timeline

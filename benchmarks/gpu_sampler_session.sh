@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -868,6 +868,23 @@ if rows:
             # long nucleus at 1 / 16 rows; into $OUT/run208.log
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
+  diag231)  # run 231 (session 40) run 230's Nsight Compute: with long_fill stage 2 alone took 28.5 against 20.0 µs (all
+            # bounded, 64 rows, V = 262144), the same instructions at 13.2 against 9.3 cycles each, the difference in
+            # instruction-fetch stalls. The binary or the grid? .ab/hdiag with FORCE_HELPERS=1 compiles the HELPERS
+            # variant without helper programs: all bounded at 64 rows, V = 262144 (the tree with long_fill 0 / 1 and with
+            # 64 chunks; hdiag with 16 / 64 chunks), and at 96 rows, V = 151936 (the tree with long_fill 0 / 1; hdiag
+            # with 16 / 32 chunks); into $OUT/run231*
+    { timeout 100 python3 benchmarks/sampler_mix.py --vocab 262144 --out "$OUT/sample_mix.csv" --rows 64 --mix top_p \
+          --long-fill 0,1 --budget-ms 10
+      timeout 60 python3 benchmarks/sampler_mix.py --vocab 262144 --out "$OUT/sample_mix.csv" --rows 64 --mix top_p \
+          --long-chunks 64 --budget-ms 10
+      FORCE_HELPERS=1 PYTHONPATH="$PWD/.ab/hdiag/src:$PYTHONPATH" timeout 90 python3 benchmarks/sampler_mix.py \
+          --vocab 262144 --out "$OUT/sample_mix_hdiag.csv" --rows 64 --mix top_p --long-chunks 16,64 --budget-ms 10
+      timeout 100 python3 benchmarks/sampler_mix.py --vocab 151936 --out "$OUT/sample_mix.csv" --rows 96 --mix top_p \
+          --long-fill 0,1 --budget-ms 10
+      FORCE_HELPERS=1 PYTHONPATH="$PWD/.ab/hdiag/src:$PYTHONPATH" timeout 90 python3 benchmarks/sampler_mix.py \
+          --vocab 151936 --out "$OUT/sample_mix_hdiag.csv" --rows 96 --mix top_p --long-chunks 16,32 --budget-ms 10
+      } 2>&1 | tee "$OUT/run231.log" | tail -60 ;;
   regs230)  # run 230 (session 40) run 229's trace: with long_fill the 64 rows' candidate merge took ~20 µs against ~11
             # (all bounded, V = 262144), the helpers having left at once; 64 chunks without helpers did not slow it. Does
             # stage 2's register cap (table: 255) matter: all bounded at 64 rows, V = 262144, with and without long_fill,

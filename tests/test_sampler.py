@@ -1103,8 +1103,8 @@ def test_long_fill_gives_batches_above_long_chunks_rows_helpers_up_to_one_progra
 
     gpu, cpu = Gpu(), torch.device("cpu")
     monkeypatch.setitem(sampler_mod._SMS, gpu, 132)
-    s = Sampler(151936, 4, "cpu", long_fill=True)
-    plain = Sampler(151936, 4, "cpu")
+    s = Sampler(151936, 4, "cpu")            # long_fill by default (run 233)
+    plain = Sampler(151936, 4, "cpu", long_fill=False)
     want = {1: (128, 128), 16: (64, 64), 17: (64, 115), 32: (64, 100), 64: (64, 68), 68: (64, 64),
             69: (32, 63), 100: (32, 32), 116: (16, 16), 117: (16, 0), 128: (16, 0), 200: (16, 0)}
     for n, (chunks, helpers) in want.items():

@@ -85,7 +85,7 @@ class Sampler:
                  allow_bounded_approximation: bool = False, emit: int | None = None,
                  strategy: str | None = None, regs: tuple[int, int] | None = None,
                  long_block: int | None = None, long_chunks: int = LONG_CHUNKS, long_chunks_small: int | None = None,
-                 long_claim: int = 1, long_fill: bool = False):
+                 long_claim: int = 1, long_fill: bool = True):
         if bound < 2 or bound > 128 or bound & (bound - 1):
             raise ValueError(f"bound must be a power of two in 2..128, got {bound}")
         self.table = SlotTable(vocab_size, max_slots, device, max_bias=max_bias, bound=bound)

@@ -969,7 +969,12 @@ def sample_stage2(logits_ptr, stride_row, V, slots_ptr, max_slots, positions_ptr
                     REFILL_CALL=REFILL_CALL)
 
 
-@triton.jit
+# Out of line: inlined, the helpers' ~2 100 instructions came first in stage 2's SASS and the rows' code
+# after them, and the rows of that binary ran slower (instruction-fetch stalls, run 230: stage 2 alone 28.5
+# against 20.0 µs at 64 bounded rows, V = 262144; run 231: the same binary without helper programs as slow).
+# Out of line the rows' code lies as in the binary without helpers (run 232: 43.6 against 50.2 µs there;
+# 15.6 / 21.0 against 16.5 / 21.9 at 1 / 16 bounded rows, the long nucleus 1 in 16 23.2 against 24.9 at 1).
+@triton.jit(noinline=True)
 def _help(row, n_rows, n_help, claim, logits_ptr, stride_row, V, mask_ptr, mask_stride, token_bits_ptr,
           words, counts_ptr, rep_ptr, freq_ptr, pres_ptr, bias_ids_ptr, bias_vals_ptr, bias_count_ptr, temp_ptr,
           board_ptr, ipar_ptr, fpar_ptr, total_ptr, tb_ptr, hist_ptr, LONG_LOG2: tl.constexpr, CHUNKS_LOG2: tl.constexpr,

@@ -205,6 +205,7 @@ def main(what):
              "shared16": lambda: call_shared(long_chunks_small=16), "shared1": call_shared1,
              # 64 rows: 64 chunks with long_fill's 68 helpers, and without helpers (long_chunks=64)
              "shared64_fill": call_shared64_fill, "shared64": lambda: call_shared(64, long_chunks=64, long_chunks_small=64),
+             "shared64_16": lambda: call_shared(64),   # 64 rows as the CPU plans them: 16 chunks, no helpers
              "heavy": call_heavy, "standard": call_standard, "standard1": call_standard1,
              "standard1_graph": call_standard1_graph, "logprobs1_graph": call_logprobs1_graph,
              "draft1_graph": call_draft1_graph, "topk": call_topk}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233|stalls234
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -868,6 +868,20 @@ if rows:
             # long nucleus at 1 / 16 rows; into $OUT/run208.log
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
+  stalls234) # (session 40) run 230 found instruction-fetch stalls behind a layout: how much of the standard mix's own
+            # launches (all bounded, 1 / 128 rows, V = 151936) goes to each stall reason, stage 1 and stage 2 (Nsight
+            # Compute's warp-state, scheduler, throughput and launch sections; the raw page's stall metrics through
+            # benchmarks/ncu_stalls.py); into $OUT/run234*
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    { for n in 1 128; do
+        echo "######## ncu, all bounded (top_p), $n rows, V = 151936"
+        timeout 150 "$NCU" --profile-from-start off --clock-control none --section WarpStateStats \
+            --section SchedulerStats --section SpeedOfLight --section LaunchStats -f -o "/tmp/ncu_stalls_$n" \
+            python3 benchmarks/profile_ncu.py sample top_p $n 2>&1 | grep -v "^==PROF==" | tail -3
+        "$NCU" -i "/tmp/ncu_stalls_$n.ncu-rep" --page raw --csv > "$OUT/run234_raw_$n.csv" 2>&1
+        python3 benchmarks/ncu_stalls.py < "$OUT/run234_raw_$n.csv"
+      done
+      } 2>&1 | tee "$OUT/run234.log" | tail -80 ;;
   final233) # run 233 (session 40) the tree: the helpers' path out of line (run 232) and long_fill on by default: the
             # long nucleus 1 in 16 and all bounded at 32 / 64 / 96 rows with long_fill off / on; long rows among 32 / 64
             # standard ones with long_fill against the reference, bitwise alone, graph equal to eager; the default at 1 /

@@ -23,12 +23,13 @@ def main(top: int = 14) -> None:
         print("no kernel rows in the report")
         return
     names = rows[head]
+    units = dict(zip(names, rows[head + 1])) if len(rows) > head + 1 else {}
     for r in rows[head + 1:]:
         d = dict(zip(names, r))
         if len(r) != len(names) or not d.get("Kernel Name") or _num(d.get("ID", "")) != _num(d.get("ID", "")):
             continue   # the units row, or a short line
         print(f"{d['Kernel Name'][:40]} grid {d.get('Grid Size', '?')} block {d.get('Block Size', '?')}: "
-              f"{_num(d.get('gpu__time_duration.sum', '')):.0f} ns")
+              f"{_num(d.get('gpu__time_duration.sum', '')):.2f} {units.get('gpu__time_duration.sum', '')}")
         lat = {k: _num(v) for k, v in d.items() if "latency" in k and "inst_issued" in k}
         for k, v in lat.items():
             print(f"   {k} {v:.2f}")

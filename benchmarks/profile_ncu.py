@@ -7,7 +7,8 @@ only that call's kernels (compilation and warm-up excluded).
     ncu --profile-from-start off --set full python benchmarks/profile_ncu.py verify 3 32   # γ = 3, B = 32
 
 Arguments: what (sample | topk | verify), the sampler mix (sampler_mix.py's names) or γ, the rows (or
-requests B), optionally the vocabulary (default 151936) and the Sampler's options (e.g. long_fill=1). Inputs are bf16 standard Gumbel logits.
+requests B), optionally the vocabulary (default 151936) and the Sampler's options (e.g. long_fill=1).
+Inputs are bf16 standard Gumbel logits.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import torch
 import sonicsampler as ss
 from benchmarks import cases
 from benchmarks.cases import gumbel
-from benchmarks.sampler_mix import make_sampler
+from benchmarks.sampler_mix import make_sampler, sampler_options
 
 
 def call_for(what: str, arg: str, n: int, v: int, options: dict | None = None):
@@ -50,10 +51,7 @@ def call_for(what: str, arg: str, n: int, v: int, options: dict | None = None):
 def main():
     what, arg, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     v = int(sys.argv[4]) if len(sys.argv) > 4 else 151936
-    # e.g. long_fill=1 (Sampler options, comma-separated integers; long_fill as a bool)
-    options = {k: (bool(int(x)) if k == "long_fill" else int(x))
-               for k, x in (kv.split("=") for kv in (sys.argv[5] if len(sys.argv) > 5 else "").split(",") if kv)}
-    fn = call_for(what, arg, n, v, options)
+    fn = call_for(what, arg, n, v, sampler_options(sys.argv[5] if len(sys.argv) > 5 else ""))
     for _ in range(5):
         fn()
     torch.cuda.synchronize()

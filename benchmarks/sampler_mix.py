@@ -87,6 +87,11 @@ MIXES = ["base", "temperature", "top_k", "top_p", "top_p_no_k", "min_p", "proces
          "long_min_p_1_in_16"]
 
 
+def sampler_options(text: str) -> dict:
+    """Sampler options from "name=value,..." (integers; long_fill as a bool), e.g. "long_fill=1,long_chunks=64"."""
+    return {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in text.split(",") if kv)}
+
+
 def make_sampler(mix: str, n: int, v: int, **extra):
     """extra: Sampler options (only those given: also for a Sampler of code before them)."""
     s = Sampler(v, n, "cuda", allow_bounded_approximation=(mix == "bounded_approx"), **extra)
@@ -189,7 +194,7 @@ def main(argv=None):
                     help="stage-2 register caps to compare, alternating (0: none; default: the table's)")
     a = ap.parse_args(argv)
     env = harness.environment("cuda")
-    fixed = {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
+    fixed = sampler_options(a.fixed)
     if a.host_breakdown:
         for n in [int(x) for x in a.rows.split(",")]:
             host_breakdown(n, int(a.vocab.split(",")[0]))

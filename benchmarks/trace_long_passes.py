@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from benchmarks.cases import gumbel
-from benchmarks.sampler_mix import make_sampler
+from benchmarks.sampler_mix import make_sampler, sampler_options
 from sonicsampler.kernels import shared_sets
 
 OFF = 2 ** 23
@@ -142,7 +142,7 @@ def main():
     ap.add_argument("--with", dest="fixed", default="",
                     help="Sampler options, e.g. long_fill=1 (comma-separated integers; long_fill as a bool)")
     a = ap.parse_args()
-    fixed = {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in a.fixed.split(",") if kv)}
+    fixed = sampler_options(a.fixed)
     lines = [f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, Sampler options {fixed or 'default'}"]
     raw = {}
     for mix in a.mix.split(","):

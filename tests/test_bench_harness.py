@@ -253,3 +253,17 @@ def test_plot_series_and_latest(tmp_path):
     harness.append_rows(csv_path, rows)
     assert plot.main(["--csv", str(csv_path), "--out", str(tmp_path)]) == 0
     assert (tmp_path / "verify.png").stat().st_size > 1000
+
+
+def test_sampler_options_parse_integers_and_long_fill_as_a_bool():
+    """The benchmarks' `--with` options (sampler_mix, trace_long_passes, profile_ncu): integers, long_fill
+    a bool, which the Sampler requires (an int raises there)."""
+    from benchmarks.sampler_mix import sampler_options
+    from sonicsampler import Sampler
+    opts = sampler_options("long_fill=0,long_chunks=32")
+    assert opts == {"long_fill": False, "long_chunks": 32} and type(opts["long_fill"]) is bool
+    assert sampler_options("") == {}
+    s = Sampler(64, 2, "cpu", **opts)
+    assert s.long_fill is False and s.long_chunks == 32
+    with pytest.raises(ValueError, match="long_fill"):
+        Sampler(64, 2, "cpu", long_fill=0)

@@ -1075,7 +1075,7 @@ def test_long_row_passes_fit_their_chunks_to_the_gpus_programs(monkeypatch):
         type = "cuda"
 
     gpu, cpu = Gpu(), torch.device("cpu")
-    s = Sampler(151936, 4, "cpu")
+    s = Sampler(151936, 4, "cpu", long_fill=False)   # above long_chunks rows: the plan without long_fill's helpers
     for sms, want in ((132, {1: (128, 128), 2: (64, 64), 16: (64, 64), 17: (16, 0)}),
                       (108, {1: (64, 64), 2: (64, 64), 16: (64, 64), 17: (16, 0)}),
                       (40, {1: (32, 32), 2: (16, 16), 16: (16, 0), 17: (16, 0)})):

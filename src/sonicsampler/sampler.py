@@ -79,7 +79,9 @@ class Sampler:
     allocated once per batch size in launches that may need them: 16 KiB per chunk and row where a pass
     has more than 8 chunks (2 MiB per row at 128 chunks, 256 KiB at 16: 32 MiB for 128 rows), 2 KiB per
     chunk and row plus 16 KiB per program with 8 or fewer (shared_sets.hist_words); with long_fill up
-    to 64 MiB (64 rows, 64 chunks).
+    to 68 MiB (68 rows of 64 chunks, on an H100). long_fill's plans are launch variants of their own
+    (64 / 32 / 16 chunks with helpers for 17-68 / 69-100 / 101-116 rows on an H100), which `warmup`
+    compiles with the rest.
     """
 
     def __init__(self, vocab_size: int, max_slots: int, device="cuda", *, bound: int = 128,

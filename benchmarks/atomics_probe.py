@@ -13,7 +13,8 @@ Digit patterns (V = 151936 tokens of Gumbel logits / 1.5 in bf16, the long nucle
 - top: the keys' top byte (the first search pass: a third of the tokens on one word);
 - low: the keys' low byte (a pass of single keys: spread);
 - lane: lane ids (no two lanes of a warp on one word);
-- same: every token on word 0.
+- same: every token on word 0;
+- wide: the keys' low 11 bits (a wide pass: 2048 words per chunk, one key each).
 Kernels: `chunk` (each program its own 256 words, as the passes), `chunk_combined` (the same, the 8
 digits of 8 sampled tokens summed by block reductions first and added once), `fine` (one 65536-word
 table shared by all programs, keys as indices: the fine tables), `fine_private` (a table per program).
@@ -92,7 +93,7 @@ def digit_patterns() -> dict:
     b = x.to(torch.bfloat16).view(torch.int16).to(torch.int32) & 0xFFFF
     key = torch.where((b & 0x8000) != 0, (~b) & 0xFFFF, b | 0x8000)
     return {"top": key >> 8, "low": key & 255, "lane": torch.arange(V, device="cuda") % 32 * 8,
-            "same": torch.zeros(V, device="cuda", dtype=torch.int32), "fine": key}
+            "same": torch.zeros(V, device="cuda", dtype=torch.int32), "fine": key, "wide": key & 2047}
 
 
 def main() -> None:
@@ -101,13 +102,17 @@ def main() -> None:
     args = ap.parse_args()
     pats = digit_patterns()
     rows = []
-    for progs, n_sub in ((128, 1), (16, 9), (128, 9)):
+    # (256, 2): four long rows' 64-chunk passes at 64 rows with long_fill (run 229: a chunk's done count
+    # released ~9 µs after its fold was issued; is the L2's total atomic rate the bound?)
+    for progs, n_sub in ((128, 1), (16, 9), (128, 9), (256, 2)):
         n = progs * n_sub * SUB
         for name, src in pats.items():
             dig = src.repeat((n + V - 1) // V)[:n].to(torch.int32).contiguous()
             kernels = [("load", 0, 256, False), ("chunk", 1, 256, False), ("chunk_combined", 2, 256, False)]
             if name == "fine":
                 kernels = [("load", 0, 65536, False), ("fine", 1, 65536, True), ("fine_private", 1, 65536, False)]
+            elif name == "wide":   # a wide pass's 2048 words per chunk, one key each
+                kernels = [("load", 0, 2048, False), ("chunk", 1, 2048, False)]
             for kname, mode, table, shared in kernels:
                 out = torch.zeros(table * (1 if shared else progs), device="cuda", dtype=torch.int64)
                 us = _time(lambda: _probe[(progs,)](dig, out, n_sub, table, shared, mode, 8, SUB, num_warps=8))

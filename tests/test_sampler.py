@@ -1416,4 +1416,6 @@ def test_the_helpers_path_is_out_of_line():
     SASS and slowed the rows' code behind it ~1.4x at 64 bounded rows on an H100 (instruction fetch, runs
     230-232). Results do not show it; this keeps the attribute from being dropped by accident."""
     from sonicsampler.kernels import sample
-    assert sample._help.noinline
+    f = sample._help
+    # a JITFunction's attribute when compiled, the interpreter's wrapper keeps it among its kwargs
+    assert getattr(f, "noinline", None) or getattr(f, "kwargs", {}).get("noinline")

@@ -900,10 +900,11 @@ if rows:
       timeout 100 python3 benchmarks/check_sampler_gpu.py long_shared_262k 2>&1 | grep -v "'what': 'env'"
       } 2>&1 | tee "$OUT/run236.log" | tail -60 ;;
   ncusrc235) # (written in session 40, not run yet) run 234: instruction fetch is stage 2's largest stall at 128 rows and,
-            # with constant-cache misses, 28% of its cycles at 1 row. Where: Nsight Compute's full set with source, the
-            # standard mix (all bounded) at 1 and 128 rows, V = 151936; the SASS and source lines holding the most stall
-            # samples (ncu_hotspots.py) and the details page; into $OUT/ncu_* (about 2 x 100 s)
-    ncu_source 200 80 "sample top_p 1" "sample top_p 128" ;;
+            # (the 1-row figures average in 128 cold helper programs, and run 138 found too few stall samples at 1 row
+            # for hot spots). Where: Nsight Compute's full set with source, the standard mix (all bounded) at 128 and
+            # 64 rows, V = 151936; the SASS and source lines holding the most stall samples (ncu_hotspots.py) and the
+            # details page; into $OUT/ncu_* (about 2 x 100 s)
+    ncu_source 200 80 "sample top_p 128" "sample top_p 64" ;;
   stalls234) # (session 40) run 230 found instruction-fetch stalls behind a layout: how much of the standard mix's own
             # launches (all bounded, 1 / 128 rows, V = 151936) goes to each stall reason, stage 1 and stage 2 (Nsight
             # Compute's warp-state, scheduler, throughput and launch sections; the raw page's stall metrics through

@@ -87,9 +87,14 @@ MIXES = ["base", "temperature", "top_k", "top_p", "top_p_no_k", "min_p", "proces
          "long_min_p_1_in_16"]
 
 
+def _option(name: str, value: int):
+    """A Sampler option's value from an integer on a command line (long_fill's as the bool it must be)."""
+    return bool(value) if name == "long_fill" else value
+
+
 def sampler_options(text: str) -> dict:
     """Sampler options from "name=value,..." (integers; long_fill as a bool), e.g. "long_fill=1,long_chunks=64"."""
-    return {k: (bool(int(x)) if k == "long_fill" else int(x)) for k, x in (kv.split("=") for kv in text.split(",") if kv)}
+    return {k: _option(k, int(x)) for k, x in (kv.split("=") for kv in text.split(",") if kv)}
 
 
 def make_sampler(mix: str, n: int, v: int, **extra):
@@ -116,7 +121,7 @@ def measure(mix: str, n: int, v: int, env: dict, out: str, budget_ms: float, var
     opt, value = variant or (None, None)
     regs = opt in ("regs1", "regs2")
     fixed = fixed or {}
-    option = {opt: bool(value) if opt == "long_fill" else value} if variant and not regs else {}
+    option = {opt: _option(opt, value)} if variant and not regs else {}
     s, slots, positions, mask = make_sampler(mix, n, v, **fixed, **option)
     if regs:   # one stage's register cap instead of the table's (the other stage keeps the table's)
         cfg = s.launch_config(n)

@@ -604,15 +604,14 @@ class Sampler:
             fill = _fill_programs(n, self.long_chunks, self.long_fill, dev)
             if fill == 0:
                 return self.long_chunks
-            c = self.long_chunks_small
-            while c > self.long_chunks and c > fill - n:
-                c //= 2
-            return c
-        c = self.long_chunks_small
-        if self.fit_chunks and dev.type == "cuda":
+            free = fill - n          # the helpers (an explicit long_chunks_small is fitted too)
+        elif self.fit_chunks and dev.type == "cuda":
             free = _sm_count(dev) - (1 if n == 1 else self.long_chunks)
-            while c > self.long_chunks and c > free:
-                c //= 2
+        else:
+            return self.long_chunks_small
+        c = self.long_chunks_small
+        while c > self.long_chunks and c > free:
+            c //= 2
         return c
 
     def _helper_programs(self, n: int, chunks: int, shared: bool, dev) -> int:

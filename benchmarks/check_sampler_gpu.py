@@ -621,8 +621,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
     row sampled alone (a 1-row batch, whose passes helper-only programs share), so who ran which chunk
     does not matter; graph replay equal to eager, for the batch and for the lone rows (three replays
     each: the helpers' counters reset); one eager call timed. The Sampler's long_chunks, long_claim and
-    long_fill from CHECK_LONG_CHUNKS, CHECK_LONG_CLAIM and CHECK_LONG_FILL (0 / 1) if set (the defaults
-    otherwise). mode: the
+    long_fill from CHECK_LONG_CHUNKS, CHECK_LONG_CLAIM and CHECK_LONG_FILL (0 / 1) if set, its warps from
+    CHECK_WARPS (the defaults otherwise). mode: the
     long rows' log-probabilities; "raw" lets them draw in their first search pass (shared_sets
     _early_holds), "processed" needs the final pass's normalizer. Reports each long row's passes (the
     board's done counters after the eager call)."""
@@ -630,6 +630,8 @@ def check_long_shared(v=151936, n=16, dtype=torch.bfloat16, mode="processed"):
             if os.environ.get(e)}
     if os.environ.get("CHECK_LONG_FILL"):
         opts["long_fill"] = os.environ["CHECK_LONG_FILL"] == "1"
+    if os.environ.get("CHECK_WARPS"):     # e.g. "4,4": stage 2 with less dynamic shared memory than 48 KiB
+        opts["warps"] = tuple(int(w) for w in os.environ["CHECK_WARPS"].split(","))
     params = [SamplingParams(temperature=1.5, seed=90 + i, logprobs=5, logprobs_mode=mode,
                              **LONG_SETS[(i // 16) % len(LONG_SETS)]) if i % 16 == 0
               else SamplingParams(temperature=0.7, top_k=128, top_p=0.9, seed=90 + i) for i in range(n)]

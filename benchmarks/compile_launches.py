@@ -103,7 +103,7 @@ def main(what):
     importlib.import_module("sonicsampler.verification").INTERPRETED = True
     importlib.import_module("sonicsampler.launch").INTERPRETED = True   # every launch through the spy
 
-    v = 151936
+    v = int(os.environ.get("VOCAB", 151936))   # VOCAB=<n>: another vocabulary (its tiles, its tables)
 
     def call():
         s = Sampler(v, 2, "cpu", block=BLOCK, warps=WARPS, long_block=LONG)

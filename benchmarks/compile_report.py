@@ -53,12 +53,14 @@ def report(name, k, dump=None):
             f.write(sass)
     regs = re.search(r"REG:(\d+)", res)
     stack = re.search(r"STACK:(\d+)", res)
+    static = re.search(r"SHARED:(\d+)", res)     # static shared memory (long_rows.smem_table's), beside Triton's
     ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass, re.M)
     counts = {}
     for o in ops:
         counts[o] = counts.get(o, 0) + 1
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
     print(f"{name}: regs={regs and regs.group(1)} stack={stack and stack.group(1)} smem={k.metadata.shared} "
+          f"static_smem={static and static.group(1)} "
           f"sass={len(ops)} bar={counts.get('BAR', 0)} top={top}")
 
 

@@ -59,30 +59,6 @@ def bare_launch(compiled):
         return None
 
 
-_DEFAULT_SHARED = 48 * 1024      # what a launch may use without the kernel's opt-in
-
-
-def allow_static_shared(compiled) -> None:
-    """Let a compiled kernel launch with its static shared memory beside Triton's dynamic share, before
-    its first launch. Static shared memory (long_rows.smem_table's, declared in inline PTX) counts
-    against the same 48 KiB as the dynamic share unless the kernel opts in to more; Triton opts in only
-    where its own dynamic share exceeds 48 KiB (stage 2 with 8 warps: 64 KiB), so with 4 or 16 warps
-    (32 KiB dynamic, 25 KiB static) the launch would fail. Opted in as Triton does: up to the device's
-    per-block maximum less the static share."""
-    import ctypes
-    compiled._init_handles()
-    cuda = ctypes.CDLL("libcuda.so.1")
-    fn = ctypes.c_void_p(compiled.function)
-    static = ctypes.c_int(0)
-    if cuda.cuFuncGetAttribute(ctypes.byref(static), 1, fn) != 0:      # CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
-        raise RuntimeError(f"{compiled.name}: cuFuncGetAttribute(SHARED_SIZE_BYTES) failed")
-    if static.value and static.value + compiled.metadata.shared > _DEFAULT_SHARED:
-        optin = torch.cuda.get_device_properties(torch.cuda.current_device()).shared_memory_per_block_optin
-        if cuda.cuFuncSetAttribute(fn, 8, optin - static.value) != 0:   # MAX_DYNAMIC_SHARED_SIZE_BYTES
-            raise RuntimeError(f"{compiled.name}: {static.value} B of static and {compiled.metadata.shared} B of "
-                               f"dynamic shared memory exceed the device's {optin} B per block")
-
-
 def _hooks_set() -> bool:
     """Whether a launch hook (e.g. a profiler's) is installed: then every launch goes through Triton's
     runner, which calls it."""
@@ -114,8 +90,6 @@ class Launcher:
         elif hit is not None and not INTERPRETED:
             self._go(grid, hit[0], hit[1], args, hit[3])
             return
-        if hit is None and not INTERPRETED:
-            allow_static_shared(self.fn.warmup(*args, grid=grid, **consts))
         compiled = self.fn[grid](*args, **consts)
         if hit is None:
             self._record(key, grid, compiled, args, consts, dynamic, _dyn)

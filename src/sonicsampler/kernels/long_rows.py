@@ -83,15 +83,6 @@ INV_FIX = tl.constexpr(2.0 ** -39)
 # over).
 WIDE_BITS = tl.constexpr(11)
 WIDE = tl.constexpr(2 ** WIDE_BITS.value)
-# On the GPU a chunk's search sums are added in shared memory, then stored to its words once (smem_sums):
-# per-token 64-bit atomics into global words ran at the L2's total rate of ~85 per ns, 6.4 of a 256-chunk
-# first pass's 8.5 µs at 64 rows; the same sums in shared memory took 1.8 (run 239). sm_90 has no native
-# 64-bit shared add (ptxas emits a compare-and-swap loop, 25 µs on a hot word), so each weight (below
-# 2**42, see smem_fits) goes in as three 14-bit limbs, each a native 32-bit add into its own table; a
-# table's word stays exact while it gets at most 2**18 tokens (a chunk of up to 2**(18 - SUB_LOG2)
-# sub-tiles).
-LIMB_BITS = tl.constexpr(14)
-LIMB_TOKENS_LOG2 = tl.constexpr(18)
 
 
 @triton.jit
@@ -247,25 +238,13 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
     raw, _o, _i = load_tile(logits_ptr, stride_row, V, row, t, SUB_LOG2)
     # Once, not per sub-tile (process would load it each time, and the product waited on it: ncu, run 216).
     inv_temp = tl.load(temp_ptr + slot)
-    # Whether this pass's sums go to shared memory (module's LIMB_BITS): on the GPU, one copy of the words,
-    # a chunk small enough and weights below 2**42.
-    SMEM: tl.constexpr = PTX_ASM and COPIES == 1
-    NW: tl.constexpr = WIDE_W if WIDE_W > 0 else DIGITS
-    in_smem = False
-    smem = 0
-    if SMEM:
-        in_smem = smem_fits(t1 - t0, by_count, m, SUB_LOG2, KEY64)
-        smem = smem_table(NW)
     if not final:
         # This chunk's sums start at zero; every thread's store is done before any thread's atomics.
-        if SMEM:
-            smem_zero(smem, NW, tl.where(wide, WIDE_W, DIGITS))
-        if not in_smem:
-            if WIDE_W > 0:
-                jw = tl.arange(0, WIDE_W)
-                tl.store(hist_ptr + jw, tl.zeros((WIDE_W,), tl.int64), mask=jw < tl.where(wide, WIDE_W, DIGITS))
-            else:
-                tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
+        if WIDE_W > 0:
+            jw = tl.arange(0, WIDE_W)
+            tl.store(hist_ptr + jw, tl.zeros((WIDE_W,), tl.int64), mask=jw < tl.where(wide, WIDE_W, DIGITS))
+        else:
+            tl.store(hist_ptr + tl.arange(0, COPIES * DIGITS), tl.zeros((COPIES * DIGITS,), tl.int64))
         tl.debug_barrier()
     tied_k = tl.zeros((), tl.int64) + tied_k
     tied_p = tl.zeros((), tl.int64) + tied_p
@@ -310,21 +289,12 @@ def chunk_pass(logits_ptr, stride_row, V, row, slot, flags,
             # writing words in different lines (atomics on words no two lanes share cost nothing).
             # Spreading them over 8 copies by token (i % 8) was no cheaper (run 171: zeroing and summing the
             # copies); by warp (COPIES) they pay where chunks span many sub-tiles (run 192).
-            if in_smem:
-                smem_add(smem, NW, dj, fixed, hit)
-            else:
-                red_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, hit)
+            red_add(hist_ptr + _copy_of(dj, SUB, COPIES) * DIGITS + dj, fixed, hit)
             if early:
                 noise = gumbel_noise_tile(seed, pos, stream, t.to(tl.int64) * SUB, SUB)
                 a0, a1 = _lane_argmax(a0, a1, tl.where(member, x + noise, float("-inf")), offs)
         raw = raw_next
         t += 1
-    if not final:
-        if in_smem:
-            # The chunk's words, once every thread's adds are done (chunk_sums reads them after a barrier).
-            tl.debug_barrier()
-            jw = tl.arange(0, NW)
-            tl.store(hist_ptr + jw, smem_sums(smem, NW), mask=jw < tl.where(wide, WIDE_W, DIGITS))
     j = tl.arange(0, 16)
     out = tl.zeros((16,), tl.float32)
     mass = tl.zeros((), tl.int64)
@@ -357,81 +327,6 @@ def red_add(ptr, val, mask):
             "=r,l,l,r", [ptr, val.to(tl.int64), mask.to(tl.int32)], dtype=tl.int32, is_pure=False, pack=1)
     else:
         tl.atomic_add(ptr, val.to(tl.int64), mask=mask, sem="relaxed")
-
-
-@triton.jit
-def smem_fits(n_sub, by_count, m, SUB_LOG2: tl.constexpr, KEY64: tl.constexpr):
-    """Whether a search pass over n_sub sub-tiles may sum in shared memory's limbs: at most 2**18 tokens,
-    and every weight round(w * FIX) below 2**42 (w < 8): a count is FIX; fp32 rows' masses are at most
-    1; a 16-bit row's below exp(|m| * 2**-9) (FIX's comment), below 8 while |m| <= 1024. Other rows (a
-    best processed value beyond +-1024) add by global atomics, as the same sums."""
-    fits = n_sub <= 2 ** (LIMB_TOKENS_LOG2 - SUB_LOG2)
-    if not KEY64:
-        fits = fits & (by_count | (tl.abs(m) <= 1024.0))
-    return fits
-
-
-@triton.jit(noinline=True)
-def _smem_table_digits(x):
-    return tl.inline_asm_elementwise("{ .shared .align 16 .b32 search_limbs_d[768]; mov.u32 $0, search_limbs_d; }",
-                                     "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
-
-
-@triton.jit(noinline=True)
-def _smem_table_wide(x):
-    return tl.inline_asm_elementwise("{ .shared .align 16 .b32 search_limbs_w[6144]; mov.u32 $0, search_limbs_w; }",
-                                     "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
-
-
-@triton.jit
-def smem_table(NW: tl.constexpr):
-    """The shared address of three tables of NW 32-bit words (the limbs of NW sums: DIGITS or WIDE). One
-    static array per size in the whole kernel: declared in an out-of-line function, so that every call
-    site gets the same one (each inlined copy of a declaration would be an array of its own)."""
-    tl.static_assert(NW == DIGITS or NW == WIDE)
-    if NW == DIGITS:
-        return _smem_table_digits(0)
-    else:
-        return _smem_table_wide(0)
-
-
-@triton.jit
-def smem_zero(smem, NW: tl.constexpr, n):
-    """Zero the limbs of the first n of the NW sums."""
-    jw = tl.arange(0, NW)
-    for limb in tl.static_range(3):
-        tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.s32 p, $2, 0; @p st.shared.u32 [$1], 0; mov.u32 $0, 0; }",
-                                  "=r,r,r", [smem + (limb * NW + jw) * 4, (jw < n).to(tl.int32)], dtype=tl.int32,
-                                  is_pure=False, pack=1)
-
-
-@triton.jit
-def smem_add(smem, NW: tl.constexpr, dj, fixed, hit):
-    """Add each token's weight `fixed` (an integer below 2**42) into sum dj where `hit`: its three limbs."""
-    for limb in tl.static_range(3):
-        part = ((fixed >> (limb * LIMB_BITS)) & (2 ** LIMB_BITS - 1)).to(tl.int32)
-        tl.inline_asm_elementwise(
-            "{ .reg .pred p; setp.ne.s32 p, $3, 0; @p red.shared.add.u32 [$1], $2; mov.u32 $0, 0; }",
-            "=r,r,r,r", [smem + (limb * NW + dj) * 4, part, hit.to(tl.int32)], dtype=tl.int32, is_pure=False,
-            pack=1)
-
-
-@triton.jit
-def smem_sums(smem, NW: tl.constexpr):
-    """The NW sums, put together from their limbs (after a barrier)."""
-    jw = tl.arange(0, NW)
-    total = tl.zeros((NW,), tl.int64)
-    for limb in tl.static_range(3):
-        part = tl.inline_asm_elementwise("ld.shared.u32 $0, [$1];", "=r,r", [smem + (limb * NW + jw) * 4],
-                                         dtype=tl.int32, is_pure=False, pack=1)
-        total += limb_value(part, limb)
-    return total
-
-
-@triton.jit
-def limb_value(part, limb: tl.constexpr):
-    """A limb table's 32-bit word (unsigned) times the limb's weight, 2**(14 * limb)."""
-    return (part.to(tl.int64) & 0xFFFFFFFF) << (limb * LIMB_BITS)
 
 
 @triton.jit

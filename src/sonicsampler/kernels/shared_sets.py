@@ -72,13 +72,9 @@ DONE_AT = tl.constexpr(32)
 # pass's DIGITS integer sums (WIDE for a wide pass), the draw's best (_best_word) at BEST_AT and its mass at
 # MASS_AT. The owner sets them before each post, once every chunk of the pass before is done (no chunk then
 # writes them).
-# A search pass's sums come in FOLD_COPIES copies, chunk c folding into copy c % FOLD_COPIES, which the owner adds
-# up: with one copy the 64 chunks of a pass (long_fill) added into the same words, and a chunk's release of its
-# done count, which waits for its fold, came ~9 µs after the fold was issued while its own pass took ~7 (run 242).
-FOLD_COPIES = tl.constexpr(4)
-BEST_AT = tl.constexpr(WIDE.value * FOLD_COPIES.value)
-MASS_AT = tl.constexpr(BEST_AT.value + 1)
-TOTAL_W = tl.constexpr(BEST_AT.value + 8)
+BEST_AT = tl.constexpr(WIDE.value)
+MASS_AT = tl.constexpr(WIDE.value + 1)
+TOTAL_W = tl.constexpr(WIDE.value + 8)
 LOWEST = tl.constexpr(-2 ** 63)
 # Per row: int64 (lo_k, lo, s_lo, shift, by_count, final, slot, flags, seed, position, clamped, early, wide,
 # the wide window's w_lo and T), fp32 (thr, m, the cuts' masses). The row's slot, bits, seed and position
@@ -295,7 +291,7 @@ def _run_chunk(wr, wi, wc, wn, nch, n_sub, logits_ptr, stride_row, V, mask_ptr, 
             tl.atomic_add(total_ptr + wr * TOTAL_W + MASS_AT, mass, sem="relaxed")
         else:
             h = chunk_sums(adds_c, HC, WW, wide)
-            red_add(total_ptr + wr * TOTAL_W + (c % FOLD_COPIES) * WIDE + jd, h, h != 0)
+            red_add(total_ptr + wr * TOTAL_W + jd, h, h != 0)
             if HC > 1:
                 # The chunk's sums in its words, where the owner reads the weight tied at a cut's key; every
                 # thread has read the copies before the program's next chunk zeroes them.
@@ -430,21 +426,6 @@ def _claim(claim, nch, free, progs):
 
 
 @triton.jit
-def _sum_words(total_ptr, row, N: tl.constexpr):
-    """The pass's first N sums, added up over the FOLD_COPIES copies the chunks folded into."""
-    cp = tl.arange(0, FOLD_COPIES)
-    return tl.sum(tl.load(total_ptr + row * TOTAL_W + cp[:, None] * WIDE + tl.arange(0, N)[None, :], volatile=True), 0)
-
-
-@triton.jit
-def _zero_sums(total_ptr, row, N: tl.constexpr):
-    """The first N sums of every copy back to zero."""
-    cp = tl.arange(0, FOLD_COPIES)
-    tl.store(total_ptr + row * TOTAL_W + cp[:, None] * WIDE + tl.arange(0, N)[None, :],
-             tl.zeros((FOLD_COPIES, N), tl.int64))
-
-
-@triton.jit
 def _open(board_ptr, total_ptr, row):
     """The row's board and words for this launch: counters zero (no helper touches them before the
     first post), the pass's sums zero, the draw's best at its lowest."""
@@ -452,7 +433,7 @@ def _open(board_ptr, total_ptr, row):
     tl.store(board_ptr + row * BOARD_W + z, tl.zeros((BOARD_W,), tl.int32), mask=z > 0)
     # Words DIGITS..WIDE (a wide pass's) are zero already: zero when allocated, and zeroed by the owner
     # after every wide pass (shared_long_set), so that no launch pays for zeroing 2048 words on its chain.
-    _zero_sums(total_ptr, row, DIGITS)
+    tl.store(total_ptr + row * TOTAL_W + tl.arange(0, DIGITS), tl.zeros((DIGITS,), tl.int64))
     tl.store(total_ptr + row * TOTAL_W + BEST_AT, LOWEST)
     tl.store(total_ptr + row * TOTAL_W + MASS_AT, tl.zeros((), tl.int64))
 
@@ -632,9 +613,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                     jj = tl.zeros((), tl.int32)
                     was_wide = wide & ~discard    # a discarded pass posted before the candidates was not
                     if WW > 0:
+                        jw = tl.arange(0, WW)
                         if was_wide:
-                            total_w = _sum_words(total_ptr, row, WW)
-                            _zero_sums(total_ptr, row, WW)
+                            total_w = tl.load(total_ptr + row * TOTAL_W + jw, volatile=True)
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
                             # The early draw (a wide pass is the search's first): its loads (_early_load) are
                             # issued before the step below, which runs while they are in flight, and its key
                             # is computed after. Issued for every row: three words.
@@ -652,10 +634,10 @@ def shared_long_set(row, n_share, n_help, claim, long_set, search_k, search_p, t
                             wide = phase < 0
                         elif discard:
                             # A pass posted before the candidates may have been wide: its words back to zero.
-                            _zero_sums(total_ptr, row, WW)
+                            tl.store(total_ptr + row * TOTAL_W + jw, tl.zeros((WW,), tl.int64))
                     if ~was_wide:
-                        total = _sum_words(total_ptr, row, DIGITS)
-                        _zero_sums(total_ptr, row, DIGITS)
+                        total = tl.load(total_ptr + row * TOTAL_W + jd, volatile=True)
+                        tl.store(total_ptr + row * TOTAL_W + jd, tl.zeros((DIGITS,), tl.int64))
                         if ~discard:
                             s_lo, shift, s_target, s_f_hi, jj, done = search_step(
                                 total, s_lo, shift, s_target, s_f_hi, p == 0, by_count, k, top_p, clamped, KEY_BITS)

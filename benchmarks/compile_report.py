@@ -51,6 +51,8 @@ def report(name, k, dump=None):
     if dump:
         with open(dump, "w") as f:
             f.write(sass)
+        with open(dump.removesuffix(".sass") + ".cubin", "wb") as f:   # for `nvdisasm -g` (line information)
+            f.write(k.asm["cubin"])
     regs = re.search(r"REG:(\d+)", res)
     stack = re.search(r"STACK:(\d+)", res)
     static = re.search(r"SHARED:(\d+)", res)     # static shared memory (long_rows.smem_table's), beside Triton's

@@ -18,7 +18,8 @@ with every kernel launch intercepted (recorded, not run) and its arguments turne
     python -m benchmarks.compile_launches logprobs1_graph 4096 8,8   # ... with top-20 raw log-probabilities
     python -m benchmarks.compile_launches draft1_graph 4096 8,8      # ... returning draft distributions
     python -m benchmarks.compile_launches topk 1024 1,8   # the top-k (k = 128) at the 32-row configuration
-SASS_DIR=<folder> also writes each launch's disassembly there.
+SASS_DIR=<folder> also writes each launch's disassembly and cubin there (benchmarks/sass_loops.py reads the
+latter); VOCAB=<n> compiles for another vocabulary (default 151936).
 """
 import os
 import sys

@@ -55,7 +55,9 @@ def report(name, k, dump=None):
             f.write(k.asm["cubin"])
     regs = re.search(r"REG:(\d+)", res)
     stack = re.search(r"STACK:(\d+)", res)
-    static = re.search(r"SHARED:(\d+)", res)     # static shared memory (long_rows.smem_table's), beside Triton's
+    # static shared memory, beside Triton's dynamic share: ~1 KiB of Triton's own in every kernel here; more
+    # where inline PTX declares a .shared array (benchmarks/variants/smem_sums.patch)
+    static = re.search(r"SHARED:(\d+)", res)
     ops = re.findall(r"^\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", sass, re.M)
     counts = {}
     for o in ops:

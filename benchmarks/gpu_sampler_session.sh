@@ -872,14 +872,16 @@ if rows:
             # instructions, ~475 executed per warp and sub-tile) a third to a half of the stalls are instruction fetch
             # (no_instruction 35% / 45% in the helpers' / rows' copy). .ab/loopsplit: chunk_pass with one loop per
             # kind of pass (benchmarks/variants/loopsplit.patch: 942 / 1 102 instructions); .ab/loopplain: also one per
-            # kind of row, plain rows' loops without the penalties' and bias's code (loopplain.patch: 673-677 / 792-818).
-            # Each made by `mkdir -p .ab/NAME && git archive HEAD src | tar -x -C .ab/NAME && git apply
-            # --directory=.ab/NAME benchmarks/variants/NAME.patch`, carried. The tree against both, the long nucleus 1
-            # in 16 at 1 / 16 / 64 / 128 rows and all bounded at 1 / 128; loopplain's long rows against the reference
-            # (sampler, and verification's own passes, bf16 and fp32); into $OUT/run245*
-    { mix_variants tree 240 "- loopsplit loopplain" --rows 1,16,64,128 --mix long_nucleus_1_in_16 --budget-ms 10
-      mix_variants tree 120 "- loopplain" --rows 1,128 --mix top_p --budget-ms 10
-      PYTHONPATH="$PWD/.ab/loopplain/src:$PYTHONPATH" timeout 120 python3 benchmarks/check_sampler_gpu.py long_shared long \
+            # kind of row, plain rows' loops without the penalties' and bias's code (loopplain.patch: 673-677 / 792-818);
+            # .ab/looplean: loopplain, and a trivial cut neither compares nor scans, a wide pass computes only its own
+            # interval (looplean.patch: 651-655 / 761). Each made by `mkdir -p .ab/NAME && git archive HEAD src | tar -x
+            # -C .ab/NAME && git apply --directory=.ab/NAME benchmarks/variants/NAME.patch`, carried. The tree against
+            # the three, the long nucleus 1 in 16 at 16 / 64 / 128 rows; all bounded at 1 / 128 against looplean;
+            # looplean's long rows against the reference (sampler, and verification's own passes, bf16 and fp32);
+            # into $OUT/run245*
+    { mix_variants tree 300 "- loopsplit loopplain looplean" --rows 16,64,128 --mix long_nucleus_1_in_16 --budget-ms 10
+      mix_variants tree 100 "- looplean" --rows 1,128 --mix top_p --budget-ms 10
+      PYTHONPATH="$PWD/.ab/looplean/src:$PYTHONPATH" timeout 120 python3 benchmarks/check_sampler_gpu.py long_shared long \
           2>&1 | grep -v "'what': 'env'"
       } 2>&1 | tee "$OUT/run245.log" | tail -80 ;;
   fill244)  # (written in session 41, not run) run 242 read again: "done released" is a program's LAST release of the

@@ -88,6 +88,15 @@ def _time(fn) -> float:
     return harness.percentiles(harness.cuda_graph_timer([fn], budget_ms=20))[1]
 
 
+def write_jsonl(path: str, rows: list) -> None:
+    """The rows as JSON lines after an env line (GPU, versions, commit from BENCH_GIT_COMMIT, date)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(json.dumps({"what": "env", **harness.environment("cuda")}) + "\n")
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
 def digit_patterns() -> dict:
     x = gumbel((V,), "cuda", torch.Generator(device="cuda").manual_seed(0)).float() / 1.5
     b = x.to(torch.bfloat16).view(torch.int16).to(torch.int32) & 0xFFFF
@@ -127,12 +136,7 @@ def main() -> None:
             rows.append({"what": "rmw", "programs": progs, "spread": spread, "R": 200,
                          "us_per_rmw": round(us / 200, 4)})
             print(rows[-1], flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w") as f:
-        # GPU, versions, commit (BENCH_GIT_COMMIT on the GPU machine) and date
-        f.write(json.dumps({"what": "env", **harness.environment("cuda")}) + "\n")
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_jsonl(args.out, rows)
 
 
 if __name__ == "__main__":

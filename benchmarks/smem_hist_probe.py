@@ -17,7 +17,6 @@ a histogram) before timing. Digit patterns as atomics_probe's.
     python3 benchmarks/smem_hist_probe.py [--out FILE]      (on the GPU machine)
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -26,8 +25,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import harness  # noqa: E402
-from benchmarks.atomics_probe import SUB, V, digit_patterns  # noqa: E402
+from benchmarks.atomics_probe import SUB, V, _time, digit_patterns, write_jsonl  # noqa: E402
 from sonicsampler.kernels.long_rows import red_add  # noqa: E402
 
 
@@ -116,11 +114,6 @@ def _probe(dig_ptr, out_ptr, n_sub, TABLE: tl.constexpr, MODE: tl.constexpr, SUB
         tl.store(out + j, s)
 
 
-def _time(fn) -> float:
-    """Median µs per launch, replayed in a CUDA graph."""
-    return harness.percentiles(harness.cuda_graph_timer([fn], budget_ms=20))[1]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="out/smem_hist_probe.jsonl")
@@ -152,11 +145,7 @@ def main() -> None:
                 rows.append({"what": "smem_hist", "pattern": pat, "kernel": kname, "programs": progs,
                              "sub_tiles": n_sub, "table": table, "equal": ok, "us": round(us, 2)})
                 print(rows[-1], flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(json.dumps({"what": "env", **harness.environment("cuda")}) + "\n")
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    write_jsonl(args.out, rows)
 
 
 if __name__ == "__main__":

@@ -12,31 +12,21 @@ third to a half of its stall samples were instruction fetch (no_instruction).
 from __future__ import annotations
 
 import collections
-import csv
+import os
 import re
 import sys
 
-
-def _num(x: str) -> float:
-    try:
-        return float(x.replace(",", ""))
-    except ValueError:
-        return 0.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_hotspots import _num, blocks  # noqa: E402
 
 
 def rows_of(path: str, kernel: str) -> list[dict]:
-    rows, name, header = [], None, None
-    with open(path) as f:
-        for line in csv.reader(f):
-            if not line:
-                continue
-            if line[0] == "Kernel Name":
-                name, header = line[1], None
-            elif line[0] == "Address":
-                header = line
-            elif header and name == kernel:
-                rows.append(dict(zip(header, line)))
-    return rows
+    """The source page's rows of one kernel, by column name (ncu_hotspots.blocks splits the tables)."""
+    with open(path, errors="replace") as f:
+        for title, header, rows in blocks(f.read().splitlines()):
+            if kernel in title.split():
+                return [dict(zip(header, r)) for r in rows]
+    return []
 
 
 def main(path: str, kernel: str, top: int = 8) -> None:

@@ -16,9 +16,10 @@ import re
 import subprocess
 import sys
 
-import triton
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compile_report import BIN  # noqa: E402  (Triton's CUDA tools)
 
-NVDISASM = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+NVDISASM = os.path.join(BIN, "nvdisasm")
 
 
 def instructions(cubin: str) -> tuple[list, dict]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233|stalls234|ncusrc235|grid236|probe237|rowshare238|smem239|smem240|ncu241|trace242|fold243|fill244|loop245
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233|stalls234|ncusrc235|grid236|probe237|rowshare238|smem239|smem240|ncu241|trace242|fold243|fill244|loop245|grid246|grid247
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -868,6 +868,24 @@ if rows:
             # long nucleus at 1 / 16 rows; into $OUT/run208.log
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
+  grid246)  # (session 42) the baseline comparisons again on the current code, each in one run: the top-k against
+            # torch.topk and FlashInfer's top_k over issue 3's grid (V = 32768 / 131072 / 151936 / 262144, 1-128 rows;
+            # the README's full table was run 19's), then the sampler (standard mix) against torch and FlashInfer's
+            # two paths at V = 151936 (run 71's); carry .whl; into $OUT/run246*
+    { timeout 250 python3 benchmarks/run.py --case topk --impl torch.topk,flashinfer.top_k,sonicsampler \
+          --vocab 32768,131072,151936,262144 --rows 1,4,16,32,64,128 --budget-ms 60 --out "$OUT/run246_topk.csv" \
+          2>&1 | grep -v "^ \|Warning\|warn"
+      timeout 270 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,flashinfer.logits,sonicsampler \
+          --rows 1,4,16,32,64,128 --vocab 151936 --budget-ms 60 --out "$OUT/run246_sample.csv" 2>&1 \
+          | grep -v "^ \|Warning\|warn"
+      } 2>&1 | tee "$OUT/run246.log" | tail -90 ;;
+  grid247)  # (session 42) verification (γ = 3, one-hot drafts) against torch and FlashInfer's chain (with and without
+            # its top-k renormalisation) at V = 151936, B = 1-128 (run 71's), on the current code; carry .whl; into
+            # $OUT/run247*
+    { timeout 400 python3 benchmarks/run.py --case verify --gamma 3 --vocab 151936 --rows 1,4,16,32,64,128 \
+          --impl torch,flashinfer,flashinfer.k_only,sonicsampler --budget-ms 60 --out "$OUT/run247_verify.csv" 2>&1 \
+          | grep -v "^ \|Warning\|warn"
+      } 2>&1 | tee "$OUT/run247.log" | tail -60 ;;
   loop245)  # (written in session 41, not run) run 241's source view: in the long passes' sub-tile loop (1 217 SASS
             # instructions, ~475 executed per warp and sub-tile) a third to a half of the stalls are instruction fetch
             # (no_instruction 35% / 45% in the helpers' / rows' copy). .ab/loopsplit: chunk_pass with one loop per

@@ -162,6 +162,42 @@ def test_shipped_sample_table_keeps_stage_two_in_one_wave_up_to_256_rows(monkeyp
     table_mod._nearest.cache_clear()
 
 
+def test_an_entry_may_allow_more_refill_risk(monkeypatch):
+    """A sample entry's max_refill_risk replaces the lookup's 1e-3 for that entry only: 512-token tiles
+    emitting 8 at V = 32768 re-read a tile in ~1.5% of rows, a cost counted in run 249's times on fresh
+    inputs, so the entry keeps emit 8 there; smaller vocabularies, where the risk passes its bound, still
+    double emit, and an entry without the field still refuses the risk."""
+    from sonicsampler.tuning.topk_config import refill_risk
+    assert 0.01 < refill_risk(32768, 512, 8) < 0.02 < refill_risk(16384, 512, 8)
+    entry = {"max_vocab": 32768, "max_rows": 128, "block": 512, "warps1": 1, "warps2": 8, "emit": 8,
+             "strategy": "extract"}
+    dev = torch.device("cpu")
+    use_table(monkeypatch, (entry,))
+    assert sample_config(dev, 32768, 1).emit == 16
+    use_table(monkeypatch, (dict(entry, max_refill_risk=0.02),))
+    assert (sample_config(dev, 32768, 1).emit, sample_config(dev, 32000, 1).emit) == (8, 8)
+    assert sample_config(dev, 16384, 1).emit == 16
+    table_mod._nearest.cache_clear()
+
+
+def test_shipped_sample_table_at_32768(monkeypatch):
+    """The H100's V = 32768 points (run 249): 512-token tiles emitting 8 with one warp at every batch size
+    (the V = 151936 entries fitted to 32768 took 23.9 µs at 1 row: 8 tiles of 4096 emitting 64), the
+    128-row entry's register caps from 2 rows up and run 147's stage-2 cap at 129-256 rows; V = 151936's
+    lookups are unchanged."""
+    monkeypatch.setattr(table_mod, "arch", lambda device: "sm90")
+    table_mod._nearest.cache_clear()
+    dev = torch.device("cpu")
+    for v in (32000, 32768, 50257):
+        cfgs = [sample_config(dev, v, n) for n in (1, 4, 64, 128, 256, 512)]
+        assert {(c.block, c.emit, c.warps1, c.warps2, c.strategy) for c in cfgs} == {(512, 8, 1, 8, "extract")}
+        assert [c.regs2 for c in cfgs] == [0, 255, 255, 255, 128, 255]
+        assert [c.stage1_regs(False, verify=True) for c in cfgs[1:]] == [128] * 5
+    assert (sample_config(dev, 151936, 1).block, sample_config(dev, 151936, 1).strategy) == (4096, "rank")
+    assert sample_config(dev, 151936, 64).block == 1024
+    table_mod._nearest.cache_clear()
+
+
 def test_verification_plans_take_the_verify_cap(monkeypatch):
     """Sampler.verify plans its launches with verify=True, so that its stage 1 takes the table's
     regs1_verify; Sampler.sample does not. With the sm90 table, the two plans' stage-1 caps differ at 128

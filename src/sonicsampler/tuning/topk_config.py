@@ -63,13 +63,14 @@ def refill_risk(vocab: int, block: int, emit: int, k: int = 128) -> float:
     return -(-vocab // block) * tail
 
 
-def fit_entry(vocab: int, block: int, emit: int) -> tuple[int, int]:
+def fit_entry(vocab: int, block: int, emit: int, max_risk: float = MAX_REFILL_RISK) -> tuple[int, int]:
     """A table entry's (block, emit) fitted to a vocabulary it may not have been measured at: the tile
     shrinks while the vocabulary would have fewer than 8 tiles, and emit doubles while stage 2's refill
-    would be likely at k = 128 (refill_risk). The top-k's and the sampler's lookups share it."""
+    would be likely at k = 128 (refill_risk above max_risk). The top-k's and the sampler's lookups share
+    it; a sampler entry timed with its refills on fresh inputs may allow more risk (sample_config)."""
     while block > 1024 and -(-vocab // block) < 8:
         block //= 2
-    while emit < 128 and refill_risk(vocab, block, emit) > MAX_REFILL_RISK:
+    while emit < 128 and refill_risk(vocab, block, emit) > max_risk:
         emit *= 2
     return block, emit
 

@@ -219,7 +219,8 @@ def check_tokens(v, n, strategy=None, params=None, what="tokens", dtype=torch.bf
     top_equal = sum(torch.equal(out.top_token_ids[i].cpu(), ref.top_token_ids[i]) for i in lp_rows)
     has_lp = [i for i in range(n) if params[i].logprobs is not None and bool(out.valid[i])]
     lp_err = max([abs(float(out.logprob[i]) - float(ref.logprob[i])) for i in has_lp], default=0.0)
-    emit(what=what, V=v, rows=n, dtype=str(dtype), ties=ties, strategy=s.launch_config(n).strategy,
+    cfg = s.launch_config(n)
+    emit(what=what, V=v, rows=n, dtype=str(dtype), ties=ties, strategy=cfg.strategy, block=cfg.block, tile_emit=cfg.emit,
          exact_rows=int(exact.sum()), equal=int(equal.sum()),
          mismatches=int((exact & ~equal).sum()), near_ties=int(near), logprob_rows=len(lp_rows),
          top_ids_equal=int(top_equal), valid_equal=bool(torch.equal(out.valid.cpu(), ref.valid)),
@@ -787,6 +788,11 @@ if __name__ == "__main__":
     if "tokens_small" in parts:   # one vocabulary only (V = 32000, 16 mixed rows)
         for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
             check_tokens(32000, 16, strategy)
+    if "tokens_32k" in parts:   # the table's V = 32768 entries (512-token tiles emitting 8, run 249) at each row
+        for v, n in ((32768, 1), (32000, 4), (32768, 64), (32000, 128)):   # bucket, mixed rows incl. bad ones
+            check_tokens(v, n)
+        for v, bsz in ((32768, 16), (32000, 64)):   # verification: 64 and 256 target rows
+            check_verify(v, bsz, 3)
     if "admission_async" in parts:
         check_admission_async()
     if "greedy" in parts:       # greedy rows, most on the scalar argmax path

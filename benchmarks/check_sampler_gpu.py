@@ -788,8 +788,8 @@ if __name__ == "__main__":
     if "tokens_small" in parts:   # one vocabulary only (V = 32000, 16 mixed rows)
         for strategy in os.environ.get("CHECK_STRATEGIES", "bitonic,rank").split(","):
             check_tokens(32000, 16, strategy)
-    if "tokens_32k" in parts:   # the table's V = 32768 entries (512-token tiles emitting 8, run 249) at each row
-        for v, n in ((32768, 1), (32000, 4), (32768, 64), (32000, 128)):   # bucket, mixed rows incl. bad ones
+    if "tokens_32k" in parts:   # the table's V = 32768 entries (512-token tiles emitting 8, run 249), row buckets
+        for v, n in ((32768, 1), (32000, 4), (32768, 64), (32000, 128), (32768, 300)):   # mixed rows, bad ones too
             check_tokens(v, n)
         for v, bsz in ((32768, 16), (32000, 64)):   # verification: 64 and 256 target rows
             check_verify(v, bsz, 3)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device calls for the fused sampler and verification (run from the repository root on the GPU machine,
 # carry .whl, and .triton_cache.tgz when a previous call brought one back):
-#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233|stalls234|ncusrc235|grid236|probe237|rowshare238|smem239|smem240|ncu241|trace242|fold243|fill244|loop245|grid246|grid247|grid248|cfg249|small250|tune251|stages252
+#     BENCH_GIT_COMMIT=<sha> bash benchmarks/gpu_sampler_session.sh topk|verify|verify_grid V [sample1]|longsets|longsets2|long|compare2|kernels|profile|tune|logprobs|stats|checks|compare|sweep|regs|division|compare3|noise|host|final|stages|mixes|mixes2|pdl|pdl2|final2|final3|compare4|diet_topk|diet2|diet3|tune32k|checks56|rank32|pdl64|mixes59|long60|long61|long62|host64|long65|long66|ncu67|stage68|stage69|tune70|final71|mixes72|logp73|logp74|logp75|checks76|stage77|verify77|checks77|final79|logp80|logp81|checks82|breakdown83a|breakdown83b|shared84|checks85|shared86|final87|help88|helpers90|ab91|ab92|regs93|checks94|ab95|verify96|ab97|ab98|graph99|ab100|div101|host102|host103|host104|checks105|ab105|narrow105|chunks106|claims107|claims107b|narrow107|claims108|counts109|counts109b|counts109c|after110|prefetch111|out112|host113|vhost114|vwarm115|direct116|launch117|vout118|admit119|admit120|host121|admit122|vhost123|checks125|raw129d|free131|free131b|keys132|keys132b|bias133|conv134|bias133b|keys136|keys136b|tune137|ncu138|shared139|shared139b|tickets140|tickets140b|codesize141|helpers142|uniform143|ids144|tune145|warps148|regs151|vcaps152|small153|refill154|tiles155|refill156|refill157|checks158|ab159|checks160|final161|outofline162|noinline163|tail164|tail165|stages166|refill167|rawfree168|digits169|digits169b|digits170|copies171|chunks172|diag173|final174|trace175|fold176|poll177|claims178|poll179|chunks180|spec181|early182|fine183|fine183b|acq184|final185|spec186|final187|probe189|copies192|copies193|copies195|handover196|trace202|trace199|wide197|wide198|wide200|wide201|ab204|spec205|help206|fit207|ceil208b|now209|early210|chain211|temp212|cg213|wide214|fold215|ncu216|red217|parts218|lb219|ca220|final221|poll222|trace223|scan224|own225|final226|grid227|fill228|fillab229|regs230|diag231|noinl232|final233|stalls234|ncusrc235|grid236|probe237|rowshare238|smem239|smem240|ncu241|trace242|fold243|fill244|loop245|grid246|grid247|grid248|cfg249|small250|tune251|stages252|small253
 # Each part fits one 10-minute call at up to ~25 s of compilation per variant (estimated on an H100; a
 # fresh machine took ~3 min for a whole part's variants in run 130).
 # Every step's `timeout N` is clamped to the part's deadline, PART_SECONDS (default 540) after the start,
@@ -869,12 +869,13 @@ if rows:
     { mix_variants ceil 80 "- main" --rows 1,16 --mix top_p_no_k,long_nucleus_1_in_16 --budget-ms 10; } 2>&1 \
         | tee "$OUT/run208.log" | tail -12 ;;
   stages252) # (written in session 42, not run) run 249: at V = 32768 and 1 row, 512-token tiles emitting 8 took 12.8
-            # µs and 1024 / 16 16.5, though stage 2 merges 512 candidates in both. Which stage gains: each
+            # µs and 1024 / 16 16.5, though stage 2 merges 512 candidates in both (the table has 512 / 8 since
+            # cfbddb2). Which stage gains: each
             # configuration's call and its stage 1 alone (benchmarks/profile_sampler_stages.py --configs), at 1 and
             # 64 rows, and at V = 151936 the table's 1-row point against 1024 / 8 and 2048 / 8 with one warp; into
             # $OUT/run252*
     { timeout 200 python3 benchmarks/profile_sampler_stages.py --vocab 32768 --rows 1,64 --mix top_p \
-          --configs table,1024/16/1/8/extract,512/8/1/8/extract,512/16/1/8/extract --out "$OUT/run252_32k.txt"
+          --configs table,1024/16/1/8/extract,512/16/1/8/extract --out "$OUT/run252_32k.txt"
       timeout 200 python3 benchmarks/profile_sampler_stages.py --vocab 151936 --rows 1 --mix top_p \
           --configs table,1024/8/1/8/extract,2048/8/1/8/extract,2048/8/2/8/extract --out "$OUT/run252_152k.txt"
       } 2>&1 | tee "$OUT/run252.log" | tail -30 ;;
@@ -886,19 +887,29 @@ if rows:
           --emits 8,16 --warps1 1,2 --strategies extract --out "$OUT/run251_tune_topk.json" 2>&1 | tail -30
       } 2>&1 | tee "$OUT/run251.log" | tail -40 ;;
   small250) # (written in session 42, not run) run 249 put 512-token tiles emitting 8 into the sampler table for V =
-            # 32768 (timed at 1 / 64 / 128 rows only). Their production-size exactness (tokens at V = 32768 / 32000 in
-            # each row bucket, bad rows included; verification at 64 and 256 target rows); the standard mix at 4 / 16 /
-            # 32 rows under the table and under run 248's 1024 / 16; then the sampler and verification (γ = 3) against
-            # FlashInfer at V = 32768 on the new table (run 248's comparison again); carry .whl; into $OUT/run250*
-    { timeout 150 python3 benchmarks/check_sampler_gpu.py tokens_32k 2>&1 | grep -v "'what': 'env'"
-      timeout 120 python3 benchmarks/sample_config_probe.py --vocab 32768 --rows 4,16,32 \
-          --configs table,1024/16/1/8/extract --out "$OUT/run250_config.csv"
-      timeout 120 python3 benchmarks/run.py --case sample --impl flashinfer.probs,sonicsampler --rows 1,4,16,32,64,128 \
-          --vocab 32768 --budget-ms 50 --out "$OUT/run250_sample.csv" 2>&1 | grep -v "^ \|Warning\|warn"
-      timeout 120 python3 benchmarks/run.py --case verify --gamma 3 --vocab 32768 --rows 1,4,16,32,64,128 \
-          --impl flashinfer.k_only,sonicsampler --budget-ms 50 --out "$OUT/run250_verify.csv" 2>&1 \
-          | grep -v "^ \|Warning\|warn"
+            # 32768 (timed at 1 / 64 / 128 rows only). Their production-size exactness (tokens at V = 32768 / 32000 at
+            # 1 / 4 / 64 / 128 / 300 rows, bad rows included; verification at 64 and 256 target rows); the standard mix
+            # at 4 / 16 / 32 rows under the table against run 248's configuration there (1024 / 16 with its caps,
+            # 128 x 255); and the vocabularies the V = 32768 bucket now also serves (50257, 65536) under the table
+            # against what they took before (1024 / 16 above 1 row, 4096 / 32 rank at 1); into $OUT/run250*
+    { timeout 250 python3 benchmarks/check_sampler_gpu.py tokens_32k 2>&1 | grep -v "'what': 'env'"
+      timeout 130 python3 benchmarks/sample_config_probe.py --vocab 32768 --rows 4,16,32 \
+          --configs table,1024/16/1/8/extract/128x255 --out "$OUT/run250_config.csv"
+      for rc in "1 4096/32/8/8/rank/0x0" "32 1024/16/1/8/extract/128x255" "128 1024/16/1/8/extract/96x255"; do
+        timeout 60 python3 benchmarks/sample_config_probe.py --vocab 50257,65536 --rows "${rc%% *}" --configs "table,${rc#* }" \
+            --out "$OUT/run250_config.csv"
+      done
       } 2>&1 | tee "$OUT/run250.log" | tail -60 ;;
+  small253) # (written in session 42, not run) after small250: the sampler and verification (γ = 3) against FlashInfer
+            # at V = 32768 on the table's V = 32768 entries, each in one run (run 248's comparison, then on the
+            # table of V = 151936's entries); carry .whl; into $OUT/run253*
+    { timeout 200 python3 benchmarks/run.py --case sample --impl torch,flashinfer.probs,sonicsampler \
+          --rows 1,4,16,32,64,128 --vocab 32768 --budget-ms 50 --out "$OUT/run253_sample.csv" 2>&1 \
+          | grep -v "^ \|Warning\|warn"
+      timeout 250 python3 benchmarks/run.py --case verify --gamma 3 --vocab 32768 --rows 1,4,16,32,64,128 \
+          --impl torch,flashinfer.k_only,sonicsampler --budget-ms 50 --out "$OUT/run253_verify.csv" 2>&1 \
+          | grep -v "^ \|Warning\|warn"
+      } 2>&1 | tee "$OUT/run253.log" | tail -60 ;;
   cfg249)   # (session 42) run 248: the sampler at V = 32768 took 23.6 µs at 1 row against 16.5 at 4 (the table's 1-row
             # entry fitted to V = 32768: 8 tiles of 4096 emitting 64). The standard mix at V = 32768, 1 / 64 / 128 rows,
             # under the table and two explicit configurations (benchmarks/sample_config_probe.py); into $OUT/run249*

@@ -182,9 +182,9 @@ def test_an_entry_may_allow_more_refill_risk(monkeypatch):
 
 def test_shipped_sample_table_at_32768(monkeypatch):
     """The H100's V = 32768 points (run 249): 512-token tiles emitting 8 with one warp at every batch size
-    (the V = 151936 entries fitted to 32768 took 23.9 µs at 1 row: 8 tiles of 4096 emitting 64), the
-    128-row entry's register caps from 2 rows up and run 147's stage-2 cap at 129-256 rows; V = 151936's
-    lookups are unchanged."""
+    (the V = 151936 entries fitted to 32768 took 23.9 µs at 1 row: 8 tiles of 4096 emitting 64), at 2-32
+    rows the stage-1 caps of V = 151936's 32-row entry, at 33-128 the 128-row entry's (under which run 249
+    timed 64 and 128 rows), run 147's stage-2 cap at 129-256 rows; V = 151936's lookups are unchanged."""
     monkeypatch.setattr(table_mod, "arch", lambda device: "sm90")
     table_mod._nearest.cache_clear()
     dev = torch.device("cpu")
@@ -192,6 +192,9 @@ def test_shipped_sample_table_at_32768(monkeypatch):
         cfgs = [sample_config(dev, v, n) for n in (1, 4, 64, 128, 256, 512)]
         assert {(c.block, c.emit, c.warps1, c.warps2, c.strategy) for c in cfgs} == {(512, 8, 1, 8, "extract")}
         assert [c.regs2 for c in cfgs] == [0, 255, 255, 255, 128, 255]
+        # 2-32 rows keep the stage-1 caps they had from V = 151936's 32-row entry (runs 70, 78)
+        assert [c.stage1_regs(False) for c in cfgs] == [0, 128, 96, 96, 96, 96]
+        assert [c.stage1_regs(True) for c in cfgs[1:]] == [160, 128, 128, 128, 128]
         assert [c.stage1_regs(False, verify=True) for c in cfgs[1:]] == [128] * 5
     assert (sample_config(dev, 151936, 1).block, sample_config(dev, 151936, 1).strategy) == (4096, "rank")
     assert sample_config(dev, 151936, 64).block == 1024

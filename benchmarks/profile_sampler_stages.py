@@ -36,7 +36,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--stage2-const", default="", help="NAME=INT,...: stage-2 constexpr overrides (experiments)")
     ap.add_argument("--configs", default="table",
-                    help="comma list of launch configurations, each 'table' or block/emit/warps1/warps2/strategy")
+                    help="comma list of launch configurations, each 'table' or block/emit/warps1/warps2/strategy"
+                         "[/REGS1xREGS2] (sample_config_probe.py's form)")
     a = ap.parse_args()
     overrides = {k: int(x) for k, x in (kv.split("=") for kv in a.stage2_const.split(",") if kv)}
     v = a.vocab
